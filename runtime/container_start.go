@@ -1,0 +1,171 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/cio"
+	"github.com/containerd/errdefs"
+)
+
+// labelStartedAt records when Start started the task (RFC 3339, nanoseconds),
+// for List after a restart.
+const labelStartedAt = "io.skiff.container.started-at"
+
+// logDriverArg is the query key of the binary log URI: the shim runs
+// `<logDriver> log-driver <path>` (logs.DriverArg).
+const logDriverArg = "log-driver"
+
+// Start creates and starts the task with its stdout/stderr going to the log
+// driver, and returns a channel that receives exactly one ExitStatus when the
+// task exits. The exit wait is registered before the task starts. The task is
+// not deleted on exit: Remove does that once the exit is recorded.
+func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, exit <-chan ExitStatus, retErr error) {
+	ctx = r.withNS(ctx)
+	container, err := r.loadContainer(ctx, id)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	labels, err := container.Labels(ctx)
+	if err != nil {
+		return time.Time{}, nil, fmt.Errorf("reading labels of %q: %w", id, err)
+	}
+	task, err := container.NewTask(ctx, r.taskIO(labels[LabelLogPath]))
+	if err != nil {
+		return time.Time{}, nil, fmt.Errorf("creating task for %q: %w", id, err)
+	}
+	defer func() {
+		if retErr != nil {
+			dctx, cancel := deferContext(ctx)
+			defer cancel()
+			if _, err := task.Delete(dctx, containerd.WithProcessKill); err != nil {
+				logger(id).WithError(err).Error("deleting task after failed start")
+			}
+		}
+	}()
+
+	waitCtx, stopWaiting := context.WithCancel(r.ctx)
+	statusC, err := task.Wait(waitCtx)
+	if err != nil {
+		stopWaiting()
+		return time.Time{}, nil, fmt.Errorf("waiting for task %q: %w", id, err)
+	}
+	if err := task.Start(ctx); err != nil {
+		stopWaiting()
+		return time.Time{}, nil, fmt.Errorf("starting task %q: %w", id, err)
+	}
+	startedAt = time.Now()
+	if _, err := container.SetLabels(ctx, map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)}); err != nil {
+		logger(id).WithError(err).Error("recording start time")
+	}
+	return startedAt, r.monitor(container, statusC, stopWaiting), nil
+}
+
+// taskIO sends the task's stdout and stderr to the log driver writing
+// logPath, or nowhere without one.
+func (r *Runtime) taskIO(logPath string) cio.Creator {
+	if logPath == "" {
+		return cio.NullIO
+	}
+	return cio.BinaryIO(r.logDriver, map[string]string{logDriverArg: logPath})
+}
+
+// Wait re-attaches to a running task (after a daemon restart) and returns the
+// same kind of exit channel. If the task already exited, the channel yields
+// its status at once. ErrNotFound when there is no such container or task.
+func (r *Runtime) Wait(ctx context.Context, id string) (<-chan ExitStatus, error) {
+	ctx = r.withNS(ctx)
+	container, err := r.loadContainer(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	waitCtx, stopWaiting := context.WithCancel(r.ctx)
+	statusC, err := waitTask(ctx, waitCtx, container)
+	if err != nil {
+		stopWaiting()
+		return nil, err
+	}
+	return r.monitor(container, statusC, stopWaiting), nil
+}
+
+// waitTask loads container's task and registers a wait on it under waitCtx.
+func waitTask(ctx, waitCtx context.Context, container containerd.Container) (<-chan containerd.ExitStatus, error) {
+	task, err := container.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("task of %q: %w", container.ID(), ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading task of %q: %w", container.ID(), err)
+	}
+	statusC, err := task.Wait(waitCtx)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for task %q: %w", container.ID(), err)
+	}
+	return statusC, nil
+}
+
+// monitor owns the exit of container's task: it turns the first real exit
+// from statusC into one ExitStatus on the returned channel. A broken wait
+// (containerd restarted) is re-registered until the Runtime closes; a task
+// that vanished meanwhile yields UnknownExitCode.
+func (r *Runtime) monitor(container containerd.Container, statusC <-chan containerd.ExitStatus, stop context.CancelFunc) <-chan ExitStatus {
+	exitC := make(chan ExitStatus, 1)
+	go func() {
+		defer stop()
+		for backoff := time.Duration(0); ; backoff = nextBackoff(backoff) {
+			if statusC != nil {
+				st := <-statusC
+				if st.Error() == nil {
+					exitC <- r.exitStatus(r.ctx, container, st.ExitCode(), st.ExitTime())
+					return
+				}
+				if r.ctx.Err() != nil {
+					return
+				}
+				logger(container.ID()).WithError(st.Error()).Warn("lost the wait on task; re-attaching")
+			}
+			select {
+			case <-r.ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			var err error
+			statusC, err = waitTask(r.ctx, r.ctx, container)
+			if errors.Is(err, ErrNotFound) {
+				exitC <- ExitStatus{Code: UnknownExitCode, ExitedAt: time.Now()}
+				return
+			}
+			if err != nil {
+				logger(container.ID()).WithError(err).Warn("re-attaching to task")
+			}
+		}
+	}()
+	return exitC
+}
+
+// nextBackoff doubles a retry delay from 100ms up to 5s.
+func nextBackoff(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return 100 * time.Millisecond
+	case d >= 5*time.Second/2:
+		return 5 * time.Second
+	default:
+		return 2 * d
+	}
+}
+
+// loadContainer loads container id; ErrNotFound when absent.
+func (r *Runtime) loadContainer(ctx context.Context, id string) (containerd.Container, error) {
+	container, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("container %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading container %q: %w", id, err)
+	}
+	return container, nil
+}

@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/errdefs"
+)
+
+// Stop sends the stop signal (ContainerConfig.StopSignal, else the image's
+// STOPSIGNAL, else SIGTERM), waits up to grace, then SIGKILLs; it returns
+// when the task is gone. Not found / already exited = nil.
+func (r *Runtime) Stop(ctx context.Context, id string, grace time.Duration) error {
+	ctx = r.withNS(ctx)
+	container, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading container %q: %w", id, err)
+	}
+	task, err := container.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading task of %q: %w", id, err)
+	}
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	exitC, err := task.Wait(waitCtx)
+	if err != nil {
+		return fmt.Errorf("waiting for task %q: %w", id, err)
+	}
+	sig, err := containerd.GetStopSignal(ctx, container, syscall.SIGTERM)
+	if err != nil {
+		return fmt.Errorf("reading stop signal of %q: %w", id, err)
+	}
+
+	if exited, err := signal(ctx, task, sig); exited || err != nil {
+		return err
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-exitC:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stopping %q: %w", id, ctx.Err())
+	case <-timer.C:
+	}
+
+	if exited, err := signal(ctx, task, syscall.SIGKILL); exited || err != nil {
+		return err
+	}
+	select {
+	case <-exitC:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("killing %q: %w", id, ctx.Err())
+	}
+}
+
+// signal sends sig to task; exited reports that the task was already gone.
+func signal(ctx context.Context, task containerd.Task, sig syscall.Signal) (exited bool, err error) {
+	err = task.Kill(ctx, sig)
+	switch {
+	case err == nil:
+		return false, nil
+	case errdefs.IsNotFound(err):
+		// NOTE: containerd answers "process already finished" with NotFound.
+		return true, nil
+	default:
+		return false, fmt.Errorf("sending %v to %q: %w", sig, task.ID(), err)
+	}
+}
+
+// Remove deletes the task (killing it if still alive), the container and its
+// snapshot. Not found = nil.
+func (r *Runtime) Remove(ctx context.Context, id string) error {
+	ctx = r.withNS(ctx)
+	container, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading container %q: %w", id, err)
+	}
+	task, err := container.Task(ctx, nil)
+	switch {
+	case errdefs.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("loading task of %q: %w", id, err)
+	default:
+		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("deleting task of %q: %w", id, err)
+		}
+	}
+	if err := container.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("deleting container %q: %w", id, err)
+	}
+	r.forgetOOM(id)
+	return nil
+}

@@ -1,0 +1,85 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/namespaces"
+)
+
+// Runtime is the containerd client skiff uses. Safe for concurrent use.
+//
+// Exit channels returned by Start and Wait are fed by goroutines that live
+// until Close: after Close they never yield (the daemon is going away, the
+// tasks keep running, and the next Runtime recovers their exits).
+type Runtime struct {
+	client      *containerd.Client
+	ns          string
+	logDriver   string
+	snapshotter string
+
+	// ctx lives until Close; exit monitors and the OOM watcher run under it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu  sync.Mutex
+	oom map[string]bool // container IDs that had an OOM kill
+}
+
+// New connects to containerd at address and uses namespace ns.
+// logDriver is the path of the binary the shim runs as the log driver
+// (normally skiffd itself, os.Executable()); it must be absolute.
+func New(ctx context.Context, address, ns, logDriver string) (*Runtime, error) {
+	client, err := containerd.New(address, containerd.WithDefaultNamespace(ns))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to containerd at %s: %w", address, err)
+	}
+	rctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), ns))
+	r := &Runtime{
+		client:      client,
+		ns:          ns,
+		logDriver:   logDriver,
+		snapshotter: containerd.DefaultSnapshotter,
+		ctx:         rctx,
+		cancel:      cancel,
+		oom:         map[string]bool{},
+	}
+	if _, err := r.Version(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.watchOOM(rctx)
+	}()
+	return r, nil
+}
+
+// Close closes the client connection (containers keep running). Exit
+// channels handed out earlier never yield afterwards.
+func (r *Runtime) Close() error {
+	r.cancel()
+	r.wg.Wait()
+	if err := r.client.Close(); err != nil {
+		return fmt.Errorf("closing containerd client: %w", err)
+	}
+	return nil
+}
+
+// Version returns containerd's version string (for /readyz and the node).
+func (r *Runtime) Version(ctx context.Context) (string, error) {
+	v, err := r.client.Version(r.withNS(ctx))
+	if err != nil {
+		return "", fmt.Errorf("asking containerd its version: %w", err)
+	}
+	return v.Version, nil
+}
+
+// withNS puts skiff's containerd namespace on ctx.
+func (r *Runtime) withNS(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.ns)
+}
