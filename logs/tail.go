@@ -1,0 +1,149 @@
+package logs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+const (
+	// tailBlock is how much of the file a backward scan reads at a time.
+	tailBlock = 32 * 1024
+	// maxHeader bounds the bytes read to learn an entry's stream and tag.
+	maxHeader = 128
+)
+
+// seekTail positions f so that reading it yields the last n logical lines of
+// its current content: it seeks to the first entry that can belong to them
+// and sets o.skip to the number of earlier lines the reader must drop.
+//
+// Only the end of the file is read: the scan goes backwards until n lines
+// and the beginnings of the lines still open in either stream are found.
+func seekTail(f *os.File, n int64, o *output) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("tailing log: %w", err)
+	}
+	size := st.Size()
+	start, err := tailStart(f, size, n)
+	if err != nil {
+		return fmt.Errorf("tailing %s: %w", f.Name(), err)
+	}
+	complete, pending, err := countLines(io.NewSectionReader(f, start, size-start))
+	if err != nil {
+		return fmt.Errorf("tailing %s: %w", f.Name(), err)
+	}
+	// Lines still open at the end come out last, so they are kept and fewer
+	// complete ones make up the n.
+	keep := max(0, n-pending)
+	o.skip = max(0, complete-keep)
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return fmt.Errorf("tailing %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// countLines counts the complete logical lines in r and those still open at
+// its end.
+func countLines(r io.Reader) (complete, pending int64, err error) {
+	lr := newLineReader(r)
+	var asm assembler
+	for {
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return complete, int64(asm.pending()), nil
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		e, err := parseEntry(line)
+		if err != nil {
+			continue // skipped by the reader too
+		}
+		if _, ok := asm.add(e); ok {
+			complete++
+		}
+	}
+}
+
+// tailScan is the state of a backward scan for the last n logical lines.
+// Entries arrive last first; a stream is open while the scan is inside one of
+// its counted lines and has not yet reached that line's first entry.
+type tailScan struct {
+	want, count int64
+	seen, open  [numStreams]bool
+	start       int64 // offset of the earliest entry taken
+}
+
+// visit takes the entry at off and reports whether the scan must go on.
+func (t *tailScan) visit(off int64, s stream, partial bool) bool {
+	first := !t.seen[s]
+	t.seen[s] = true
+	if t.open[s] {
+		if partial {
+			t.start = off // an earlier chunk of the open line
+			return true
+		}
+		t.open[s] = false // the F before the open line: it began after it
+	}
+	// A stream's last entry being P means its line is unfinished: that line
+	// is output last, so it always counts.
+	if t.count < t.want || first && partial {
+		t.count++
+		t.open[s] = true
+		t.start = off
+	}
+	return t.count < t.want || t.open[stdout] || t.open[stderr]
+}
+
+// tailStart returns the offset from which the last n logical lines of
+// r[:size] can be read. A trailing line without its newline is ignored.
+func tailStart(r io.ReaderAt, size, n int64) (int64, error) {
+	t := &tailScan{want: n, start: size}
+	if n <= 0 {
+		return size, nil
+	}
+	hdr := make([]byte, maxHeader)
+	visitLine := func(start, end int64) (bool, error) {
+		h := hdr[:min(maxHeader, end-start)]
+		if _, err := r.ReadAt(h, start); err != nil {
+			return false, err
+		}
+		s, partial, err := parseHeader(h)
+		if err != nil {
+			return true, nil // skipped by the reader too
+		}
+		return t.visit(start, s, partial), nil
+	}
+
+	buf := make([]byte, tailBlock)
+	end := int64(-1) // offset of the newline ending the line being delimited
+	for pos := size; pos > 0; {
+		lo := max(0, pos-tailBlock)
+		chunk := buf[:pos-lo]
+		if _, err := r.ReadAt(chunk, lo); err != nil {
+			return 0, err
+		}
+		for i := len(chunk) - 1; i >= 0; i-- {
+			if chunk[i] != '\n' {
+				continue
+			}
+			nl := lo + int64(i)
+			if end >= 0 {
+				more, err := visitLine(nl+1, end)
+				if err != nil || !more {
+					return t.start, err
+				}
+			}
+			end = nl
+		}
+		pos = lo
+	}
+	if end >= 0 {
+		if _, err := visitLine(0, end); err != nil {
+			return 0, err
+		}
+	}
+	return t.start, nil
+}
