@@ -1,0 +1,160 @@
+package db
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// keySeparator joins namespace and name in an object key.
+// NOTE: NUL sorts below every byte allowed in Kubernetes names, so bbolt's
+// byte order of the keys is "by namespace, then by name", and the objects of
+// one namespace form one contiguous key range (a prefix seek).
+const keySeparator = "\x00"
+
+// objectKey is the key of an object inside its resource bucket.
+func objectKey(namespace, name string) []byte {
+	return []byte(namespace + keySeparator + name)
+}
+
+// namespacePrefix is the key prefix of every object in namespace; nil for
+// all namespaces.
+func namespacePrefix(namespace string) []byte {
+	if namespace == "" {
+		return nil
+	}
+	return []byte(namespace + keySeparator)
+}
+
+// describeKey is how errors name an object: "namespace/name" or "name".
+func describeKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// checkKey rejects a namespace or name that cannot be stored for r.
+func checkKey(r Resource, namespace, name string) error {
+	switch {
+	case r.Namespaced && namespace == "":
+		return fmt.Errorf("%s %q: namespace is required", r.Name, name)
+	case !r.Namespaced && namespace != "":
+		return fmt.Errorf("%s %q: resource is not namespaced", r.Name, describeKey(namespace, name))
+	case name == "":
+		return fmt.Errorf("%s in %q: name is required", r.Name, namespace)
+	case strings.Contains(namespace, keySeparator) || strings.Contains(name, keySeparator):
+		return fmt.Errorf("%s %q: NUL in namespace or name", r.Name, describeKey(namespace, name))
+	}
+	return nil
+}
+
+// u64 encodes v big-endian, so that byte order is numeric order.
+func u64(v uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), v)
+}
+
+// readU64 decodes a big-endian uint64; a missing value is 0.
+func readU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// formatRV is the decimal string form of a resourceVersion.
+func formatRV(rv uint64) string {
+	return strconv.FormatUint(rv, 10)
+}
+
+// encodeObject is obj's stored JSON: without resourceVersion (the stored
+// value carries it apart) and without apiVersion/kind, so that every stored
+// object has the same shape whatever the caller set. obj is left as it was.
+func encodeObject(obj Object) ([]byte, error) {
+	rv := obj.GetResourceVersion()
+	obj.SetResourceVersion("")
+	defer obj.SetResourceVersion(rv)
+	if tm, ok := obj.GetObjectKind().(*metav1.TypeMeta); ok {
+		saved := *tm
+		*tm = metav1.TypeMeta{}
+		defer func() { *tm = saved }()
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %q: %w", describeKey(obj.GetNamespace(), obj.GetName()), err)
+	}
+	return data, nil
+}
+
+// decodeObject decodes stored JSON into a fresh r object with resourceVersion rv.
+func decodeObject(r Resource, rv uint64, data []byte) (Object, error) {
+	obj := r.New()
+	if err := json.Unmarshal(data, obj); err != nil {
+		return nil, fmt.Errorf("decoding %s at resourceVersion %d: %w", r.Name, rv, err)
+	}
+	obj.SetResourceVersion(formatRV(rv))
+	return obj, nil
+}
+
+// objectValue is an object bucket value: the object's resourceVersion
+// (8 bytes big-endian), then its JSON.
+func objectValue(rv uint64, data []byte) []byte {
+	return append(u64(rv), data...)
+}
+
+// splitObjectValue splits an object bucket value into resourceVersion and JSON.
+func splitObjectValue(v []byte) (uint64, []byte, error) {
+	if len(v) < 8 {
+		return 0, nil, fmt.Errorf("corrupt object value of %d bytes", len(v))
+	}
+	return binary.BigEndian.Uint64(v[:8]), v[8:], nil
+}
+
+// matchesLabels reports whether the stored JSON's labels match sel, decoding
+// only metadata.labels.
+func matchesLabels(data []byte, sel labels.Selector) (bool, error) {
+	if sel == nil || sel.Empty() {
+		return true, nil
+	}
+	var m struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return false, fmt.Errorf("decoding labels: %w", err)
+	}
+	return sel.Matches(labels.Set(m.Metadata.Labels)), nil
+}
+
+// changeValue is a changes bucket value: "<TYPE> <resource>\n<object JSON>".
+// The key is the change's resourceVersion. encoding/json never writes a raw
+// newline, so the first newline ends the header.
+func changeValue(typ watch.EventType, resource string, data []byte) []byte {
+	v := make([]byte, 0, len(typ)+len(resource)+2+len(data))
+	v = append(v, typ...)
+	v = append(v, ' ')
+	v = append(v, resource...)
+	v = append(v, '\n')
+	return append(v, data...)
+}
+
+// splitChangeValue splits a changes bucket value into its parts.
+func splitChangeValue(v []byte) (watch.EventType, string, []byte, error) {
+	header, data, ok := bytes.Cut(v, []byte("\n"))
+	if !ok {
+		return "", "", nil, fmt.Errorf("corrupt change value")
+	}
+	typ, resource, ok := strings.Cut(string(header), " ")
+	if !ok {
+		return "", "", nil, fmt.Errorf("corrupt change header %q", header)
+	}
+	return watch.EventType(typ), resource, data, nil
+}

@@ -1,0 +1,22 @@
+package db
+
+import "errors"
+
+// Error classes; callers test them with errors.Is. api maps them to HTTP.
+var (
+	// ErrNotFound: no object with that namespace and name.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyExists: Create found the name taken.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrConflict: the object's resourceVersion (or uid) does not match the stored one.
+	ErrConflict = errors.New("conflict")
+	// ErrExpired: a watch asked for changes older than the retained change log.
+	ErrExpired = errors.New("resource version too old")
+	// ErrClosed: the store is closed.
+	ErrClosed = errors.New("store closed")
+	// ErrTooSlow ends a watch whose consumer fell so far behind that its
+	// queue passed the limit (see WithWatchQueueLimit); the consumer should relist.
+	ErrTooSlow = errors.New("watcher too slow")
+	// ErrUnchanged is returned by a Modify callback that decided not to write.
+	ErrUnchanged = errors.New("unchanged")
+)

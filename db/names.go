@@ -1,0 +1,45 @@
+package db
+
+import (
+	"fmt"
+
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"go.etcd.io/bbolt"
+)
+
+// NOTE: kube-apiserver's SimpleNameGenerator appends 5 random characters and
+// cuts generateName to 63-5 characters so that the result fits a DNS label.
+const (
+	randomSuffixLength     = 5
+	maxGeneratedNameLength = 63 - randomSuffixLength
+	// NOTE: kube-apiserver retries a colliding generated name (RetryGenerateName,
+	// GA in v1.32) a few times before answering AlreadyExists.
+	generateNameAttempts = 8
+)
+
+// RandomSuffix returns the 5 random characters (from
+// "bcdfghjklmnpqrstvwxz2456789") that Create appends to GenerateName. Callers
+// that must know a generated name before creating use it to set Name themselves.
+func RandomSuffix() string {
+	return utilrand.String(randomSuffixLength)
+}
+
+// generatedName appends a random suffix to base, cut as Kubernetes cuts it.
+func generatedName(base string) string {
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	return base + RandomSuffix()
+}
+
+// freeGeneratedName picks a generated name not yet taken in namespace.
+func freeGeneratedName(b *bbolt.Bucket, r Resource, namespace, base string) (string, error) {
+	for range generateNameAttempts {
+		name := generatedName(base)
+		if b.Get(objectKey(namespace, name)) == nil {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("%s %q: no free generated name after %d attempts: %w",
+		r.Name, describeKey(namespace, base), generateNameAttempts, ErrAlreadyExists)
+}

@@ -1,0 +1,161 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Bucket and key names; doc.go draws the tree.
+var (
+	bucketMeta    = []byte("meta")
+	bucketObjects = []byte("objects")
+	bucketChanges = []byte("changes")
+	keyRV         = []byte("rv")
+	keyCompacted  = []byte("compacted")
+)
+
+const (
+	defaultChangeLogSize   = 10000
+	defaultWatchQueueLimit = 100000
+	// openTimeout bounds the wait for bbolt's file lock, so that a second
+	// daemon on the same data dir fails instead of hanging.
+	openTimeout = 2 * time.Second
+)
+
+// Store is the bbolt-backed object store. Safe for concurrent use.
+type Store struct {
+	db   *bbolt.DB
+	opts options
+
+	// writeMu serializes writes, so that their events are published in
+	// resourceVersion order: bbolt runs OnCommit handlers after releasing its
+	// own writer lock.
+	writeMu sync.Mutex
+	closed  atomic.Bool
+	rv      atomic.Uint64 // last committed resourceVersion
+
+	// watchMu guards watchers and orders rv updates with registrations.
+	watchMu  sync.Mutex
+	watchers map[*Watcher]struct{}
+}
+
+// Option configures a Store at Open.
+type Option func(*options)
+
+type options struct {
+	changeLogSize   uint64
+	watchQueueLimit int
+}
+
+// WithChangeLogSize sets how many of the newest changes the persisted change
+// log retains for watch resumption (default 10000). n < 1 is treated as 1.
+func WithChangeLogSize(n int) Option {
+	return func(o *options) { o.changeLogSize = uint64(max(n, 1)) }
+}
+
+// WithWatchQueueLimit sets how many undelivered events a watcher may queue
+// before it is ended with ErrTooSlow (default 100000). n < 1 is treated as 1.
+func WithWatchQueueLimit(n int) Option {
+	return func(o *options) { o.watchQueueLimit = max(n, 1) }
+}
+
+// Open opens (creating if needed) the bbolt file at path.
+func Open(path string, opts ...Option) (*Store, error) {
+	o := options{changeLogSize: defaultChangeLogSize, watchQueueLimit: defaultWatchQueueLimit}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: openTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	s := &Store{db: bdb, opts: o, watchers: map[*Watcher]struct{}{}}
+	err = bdb.Update(func(btx *bbolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketObjects, bucketChanges} {
+			if _, err := btx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("creating bucket %s: %w", name, err)
+			}
+		}
+		s.rv.Store(readU64(btx.Bucket(bucketMeta).Get(keyRV)))
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("initializing %s: %w", path, err), bdb.Close())
+	}
+	return s, nil
+}
+
+// Close closes the store; open watchers end with ErrClosed. It waits for
+// running transactions.
+func (s *Store) Close() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.watchMu.Lock()
+	for w := range s.watchers {
+		delete(s.watchers, w)
+		w.end(ErrClosed)
+	}
+	s.watchMu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("closing store: %w", err)
+	}
+	return nil
+}
+
+// ResourceVersion is the last committed resourceVersion.
+func (s *Store) ResourceVersion() uint64 {
+	return s.rv.Load()
+}
+
+// Read runs fn in a read-only transaction (a consistent snapshot).
+func (s *Store) Read(fn func(tx *Tx) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return mapBoltError(s.db.View(func(btx *bbolt.Tx) error {
+		return fn(newTx(btx))
+	}))
+}
+
+// Write runs fn in one read-write transaction: all of its changes commit
+// together (one fsync) or none do; watchers see them only after commit.
+// Objects passed to a failed Write may have been changed (uid, name,
+// resourceVersion) although nothing was stored.
+func (s *Store) Write(fn func(tx *Tx) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return mapBoltError(s.db.Update(func(btx *bbolt.Tx) error {
+		tx := newTx(btx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if len(tx.events) == 0 {
+			return nil
+		}
+		if err := tx.saveMeta(s.opts.changeLogSize); err != nil {
+			return err
+		}
+		btx.OnCommit(func() { s.publish(tx.rv, tx.events) })
+		return nil
+	}))
+}
+
+// mapBoltError turns bbolt's "closed" into ErrClosed.
+func mapBoltError(err error) error {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}

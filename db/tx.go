@@ -1,0 +1,123 @@
+package db
+
+import (
+	"bytes"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Tx is a transaction. Objects returned are fresh decoded copies, owned by
+// the caller. A Tx is only valid inside the Read or Write callback that got it.
+type Tx struct {
+	btx *bbolt.Tx
+	// rv is the snapshot's resourceVersion, then (in a write) the last one
+	// this transaction assigned.
+	rv     uint64
+	events []Event
+}
+
+func newTx(btx *bbolt.Tx) *Tx {
+	return &Tx{btx: btx, rv: readU64(btx.Bucket(bucketMeta).Get(keyRV))}
+}
+
+// bucket is r's object bucket, or nil if nothing of r was ever stored.
+func (tx *Tx) bucket(r Resource) *bbolt.Bucket {
+	return tx.btx.Bucket(bucketObjects).Bucket([]byte(r.Name))
+}
+
+// writableBucket is r's object bucket, created on first use.
+func (tx *Tx) writableBucket(r Resource) (*bbolt.Bucket, error) {
+	if b := tx.bucket(r); b != nil {
+		return b, nil
+	}
+	b, err := tx.btx.Bucket(bucketObjects).CreateBucket([]byte(r.Name))
+	if err != nil {
+		return nil, fmt.Errorf("creating bucket for %s: %w", r.Name, err)
+	}
+	return b, nil
+}
+
+// Get returns the object or ErrNotFound.
+func (tx *Tx) Get(r Resource, namespace, name string) (Object, error) {
+	if err := checkKey(r, namespace, name); err != nil {
+		return nil, err
+	}
+	b := tx.bucket(r)
+	if b == nil {
+		return nil, notFound(r, namespace, name)
+	}
+	v := b.Get(objectKey(namespace, name))
+	if v == nil {
+		return nil, notFound(r, namespace, name)
+	}
+	rv, data, err := splitObjectValue(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", r.Name, describeKey(namespace, name), err)
+	}
+	return decodeObject(r, rv, data)
+}
+
+// List returns objects in namespace ("" = all namespaces) matching sel
+// (nil = everything), ordered by namespace then name. One namespace is a
+// prefix seek; a label selector is checked before the full decode.
+func (tx *Tx) List(r Resource, namespace string, sel labels.Selector) ([]Object, error) {
+	b := tx.bucket(r)
+	if b == nil {
+		return nil, nil
+	}
+	prefix := namespacePrefix(namespace)
+	var objs []Object
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		rv, data, err := splitObjectValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: key %q: %w", r.Name, k, err)
+		}
+		ok, err := matchesLabels(data, sel)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: key %q: %w", r.Name, k, err)
+		}
+		if !ok {
+			continue
+		}
+		obj, err := decodeObject(r, rv, data)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// saveMeta records the last assigned resourceVersion and trims the change
+// log to its newest retain entries. Every resourceVersion is one logged
+// change, so the log holds exactly (compacted, rv]; trimming deletes the
+// oldest keys by number, without a cursor.
+func (tx *Tx) saveMeta(retain uint64) error {
+	meta := tx.btx.Bucket(bucketMeta)
+	changes := tx.btx.Bucket(bucketChanges)
+	compacted := readU64(meta.Get(keyCompacted))
+	trimmed := false
+	for tx.rv-compacted > retain {
+		compacted++
+		if err := changes.Delete(u64(compacted)); err != nil {
+			return fmt.Errorf("trimming change %d: %w", compacted, err)
+		}
+		trimmed = true
+	}
+	if trimmed {
+		if err := meta.Put(keyCompacted, u64(compacted)); err != nil {
+			return fmt.Errorf("saving compacted resourceVersion: %w", err)
+		}
+	}
+	if err := meta.Put(keyRV, u64(tx.rv)); err != nil {
+		return fmt.Errorf("saving resourceVersion: %w", err)
+	}
+	return nil
+}
+
+func notFound(r Resource, namespace, name string) error {
+	return fmt.Errorf("%s %q: %w", r.Name, describeKey(namespace, name), ErrNotFound)
+}
