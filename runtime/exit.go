@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containerd/containerd"
 	apievents "github.com/containerd/containerd/api/events"
 	"github.com/containerd/containerd/events"
-	"github.com/containerd/containerd"
 	"github.com/containerd/typeurl/v2"
 )
 

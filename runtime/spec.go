@@ -115,11 +115,21 @@ func withHostname(name string) oci.SpecOpts {
 
 // withMemoryLimit sets the cgroup memory limit in bytes; 0 leaves it unset.
 func withMemoryLimit(limit int64) oci.SpecOpts {
-	return func(ctx context.Context, client oci.Client, c *containers.Container, s *oci.Spec) error {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
 		if limit <= 0 {
 			return nil
 		}
-		return oci.WithMemoryLimit(uint64(limit))(ctx, client, c, s)
+		if s.Linux == nil {
+			s.Linux = &specs.Linux{}
+		}
+		if s.Linux.Resources == nil {
+			s.Linux.Resources = &specs.LinuxResources{}
+		}
+		if s.Linux.Resources.Memory == nil {
+			s.Linux.Resources.Memory = &specs.LinuxMemory{}
+		}
+		s.Linux.Resources.Memory.Limit = &limit
+		return nil
 	}
 }
 
