@@ -1,0 +1,57 @@
+# skiff — the two commands: `make run` (install what is missing, build, run
+# skiffd) and `make test` (every test). Both need root on Debian 12.
+
+GO        ?= go
+BIN       := bin
+IMAGE_TAR := build/busybox-1.35.tar
+DATA_DIR  ?= /var/lib/skiff
+SKIFFD_FLAGS ?=
+PKGS      := ./...
+
+.PHONY: all deps build test-image test unit integration run bench bench-jobs clean
+
+all: build
+
+# deps installs containerd, runc and Debian's static busybox (the test
+# image is made from it) when they are missing.
+deps:
+	@missing=""; \
+	command -v containerd >/dev/null || missing="$$missing containerd"; \
+	command -v runc >/dev/null || missing="$$missing runc"; \
+	[ -x /bin/busybox ] || missing="$$missing busybox-static"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+build:
+	$(GO) build -o $(BIN)/skiffd ./cmd/skiffd
+
+# test-image builds the one-layer busybox image that tests and `make run`
+# import as docker.io/library/busybox:1.35 (no registry needed).
+test-image: $(IMAGE_TAR)
+$(IMAGE_TAR): hack/busybox-image.sh
+	@[ -x /bin/busybox ] || $(MAKE) deps
+	bash hack/busybox-image.sh $@
+
+test: deps test-image unit integration
+
+unit:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 $(PKGS)
+
+# Integration tests start private containerds (temporary root, state and
+# socket) and run real containers: root is needed.
+integration: deps test-image
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -timeout 30m -p 2 $(PKGS)
+
+run: deps build test-image
+	$(BIN)/skiffd --data-dir $(DATA_DIR) --import-image $(IMAGE_TAR) $(SKIFFD_FLAGS)
+
+# bench compares 100 Job pods through skiffd with the same containers run
+# directly through containerd (see BENCHMARKS.md).
+bench: deps test-image
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 30m ./daemon/
+
+clean:
+	rm -rf $(BIN) build

@@ -1,0 +1,155 @@
+package podworker
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+func testPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "job-a-x2k4d", Namespace: "team", UID: "1234",
+			Labels:      map[string]string{"batch.kubernetes.io/job-completion-index": "3"},
+			Annotations: map[string]string{"note": "hi"},
+		},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "runner",
+			Containers: []corev1.Container{{
+				Name:  "main",
+				Image: "busybox:1.35",
+				Resources: corev1.ResourceRequirements{
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi"), corev1.ResourceCPU: resource.MustParse("1500m")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+				},
+			}},
+		},
+	}
+}
+
+var testNode = nodeInfo{name: "node1", hostIP: "10.1.2.3", logRoot: "/logs", cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")}
+
+func TestResolveEnv(t *testing.T) {
+	field := func(path string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
+	}
+	res := func(r, divisor string) *corev1.EnvVarSource {
+		s := &corev1.ResourceFieldSelector{Resource: r}
+		if divisor != "" {
+			s.Divisor = resource.MustParse(divisor)
+		}
+		return &corev1.EnvVarSource{ResourceFieldRef: s}
+	}
+	env := []corev1.EnvVar{
+		{Name: "A", Value: "a"},
+		{Name: "B", Value: "$(A)-b-$(LATER)"},
+		{Name: "INDEX", ValueFrom: field("metadata.labels['batch.kubernetes.io/job-completion-index']")},
+		{Name: "NOTE", ValueFrom: field("metadata.annotations['note']")},
+		{Name: "NAME", ValueFrom: field("metadata.name")},
+		{Name: "NS", ValueFrom: field("metadata.namespace")},
+		{Name: "UID", ValueFrom: field("metadata.uid")},
+		{Name: "NODE", ValueFrom: field("spec.nodeName")},
+		{Name: "SA", ValueFrom: field("spec.serviceAccountName")},
+		{Name: "IP", ValueFrom: field("status.podIP")},
+		{Name: "MEM", ValueFrom: res("limits.memory", "1Mi")},
+		{Name: "CPU", ValueFrom: res("limits.cpu", "")},
+		{Name: "CPUM", ValueFrom: res("requests.cpu", "1m")},
+		{Name: "LATER", Value: "z"},
+		{Name: "OPT", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k", Optional: ptr(true)}}},
+	}
+	pod := testPod()
+	pod.Spec.Containers[0].Env = env
+	got, err := resolveEnv(pod, &pod.Spec.Containers[0], testNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"A=a", "B=a-b-$(LATER)", "INDEX=3", "NOTE=hi", "NAME=job-a-x2k4d", "NS=team", "UID=1234",
+		"NODE=node1", "SA=runner", "IP=10.1.2.3", "MEM=64", "CPU=2", "CPUM=250", "LATER=z",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("env (-want,+got):\n%s", diff)
+	}
+}
+
+func TestResolveEnvErrors(t *testing.T) {
+	tests := map[string]corev1.EnvVar{
+		"missing secret":    {Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}},
+		"missing configmap": {Name: "C", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "k"}}},
+		"bad field":         {Name: "F", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nope"}}},
+	}
+	for name, e := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := testPod()
+			pod.Spec.Containers[0].Env = []corev1.EnvVar{e}
+			_, err := resolveEnv(pod, &pod.Spec.Containers[0], testNode)
+			var ce *configError
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a configError", err)
+			}
+		})
+	}
+}
+
+func TestContainerConfig(t *testing.T) {
+	pod := testPod()
+	c := &pod.Spec.Containers[0]
+	c.Command = []string{"sh", "-c", "echo $(GREETING) $$(GREETING)"}
+	c.Args = []string{"$(GREETING)"}
+	c.Env = []corev1.EnvVar{{Name: "GREETING", Value: "hello"}}
+	c.WorkingDir = "/tmp"
+	pod.Spec.Hostname = "job-a-3"
+	got, err := containerConfig(pod, c, 2, testNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runtime.ContainerConfig{
+		ID:         instanceID("1234", "main", 2),
+		Image:      "busybox:1.35",
+		Command:    []string{"sh", "-c", "echo hello $(GREETING)"},
+		Args:       []string{"hello"},
+		Env:        []string{"GREETING=hello"},
+		WorkingDir: "/tmp",
+		Hostname:   "job-a-3",
+		Labels: map[string]string{
+			runtime.LabelManaged: "true", runtime.LabelPodUID: "1234", runtime.LabelPodName: "job-a-x2k4d",
+			runtime.LabelPodNamespace: "team", runtime.LabelContainerName: "main", runtime.LabelAttempt: "2",
+		},
+		LogPath: "/logs/team_job-a-x2k4d_1234/main/2.log",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want,+got):\n%s", diff)
+	}
+	if instanceID("1234", "main", 2) == instanceID("1234", "main", 3) {
+		t.Error("instance IDs of two attempts collide")
+	}
+}
+
+func TestPullPolicy(t *testing.T) {
+	tests := map[string]struct {
+		image  string
+		policy corev1.PullPolicy
+		want   runtime.PullPolicy
+	}{
+		"tagged":         {"busybox:1.35", "", runtime.PullIfNotPresent},
+		"untagged":       {"busybox", "", runtime.PullAlways},
+		"latest":         {"busybox:latest", "", runtime.PullAlways},
+		"registry port":  {"localhost:5000/busybox", "", runtime.PullAlways},
+		"digest":         {"busybox@sha256:abcd", "", runtime.PullIfNotPresent},
+		"explicit never": {"busybox", corev1.PullNever, runtime.PullNever},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := &corev1.Container{Image: tc.image, ImagePullPolicy: tc.policy}
+			if got := pullPolicy(c); got != tc.want {
+				t.Errorf("pullPolicy(%q) = %s, want %s", tc.image, got, tc.want)
+			}
+		})
+	}
+}

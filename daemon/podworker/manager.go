@@ -1,0 +1,233 @@
+// Package podworker is the kubelet's half of skiffd: it runs the Pods of
+// this node through the container runtime and writes their status.
+package podworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// Config is the pod worker's configuration.
+type Config struct {
+	Store    *db.Store
+	Runtime  Runtime
+	NodeName string
+	HostIP   string
+	LogRoot  string
+	// Allocatable CPU and memory of the node, for resourceFieldRef without limits.
+	CPU, Memory resource.Quantity
+	// RestartBackoffBase and RestartBackoffMax are the kubelet's container
+	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
+	RestartBackoffBase, RestartBackoffMax time.Duration
+	Now                                   func() time.Time
+}
+
+// Manager runs one worker per Pod of this node.
+type Manager struct {
+	cfg  Config
+	node nodeInfo
+
+	mu      sync.Mutex
+	workers map[types.UID]*worker
+	wg      sync.WaitGroup
+}
+
+// New returns a Manager; Run starts it.
+func New(cfg Config) *Manager {
+	if cfg.RestartBackoffBase <= 0 {
+		cfg.RestartBackoffBase = 10 * time.Second
+	}
+	if cfg.RestartBackoffMax <= 0 {
+		cfg.RestartBackoffMax = 5 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Manager{
+		cfg: cfg,
+		node: nodeInfo{
+			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
+			cpu: cfg.CPU, memory: cfg.Memory,
+		},
+		workers: map[types.UID]*worker{},
+	}
+}
+
+func (m *Manager) now() time.Time { return m.cfg.Now() }
+
+// Run recovers the pods and containers left by a previous run, then follows
+// pod changes until ctx ends. When it returns, containers keep running.
+func (m *Manager) Run(ctx context.Context) error {
+	defer m.wg.Wait()
+	for {
+		since, err := m.recover(ctx)
+		if err != nil {
+			return err
+		}
+		err = m.follow(ctx, since)
+		if ctx.Err() != nil {
+			return nil
+		}
+		logrus.WithError(err).Warn("pod watch ended; recovering again")
+	}
+}
+
+// recover lists containerd's containers and the stored pods, starts a
+// worker for every pod that is not yet running one, and removes containers
+// and log directories whose pod no longer exists.
+func (m *Manager) recover(ctx context.Context) (uint64, error) {
+	containers, err := m.cfg.Runtime.List(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("listing containers: %w", err)
+	}
+	byPod := map[types.UID][]runtime.Container{}
+	for _, c := range containers {
+		uid := types.UID(c.Labels[runtime.LabelPodUID])
+		byPod[uid] = append(byPod[uid], c)
+	}
+	objs, rv, err := m.cfg.Store.List(db.Pods, "", nil)
+	if err != nil {
+		return 0, fmt.Errorf("listing pods: %w", err)
+	}
+	known := map[types.UID]bool{}
+	for _, obj := range objs {
+		pod := obj.(*corev1.Pod)
+		known[pod.UID] = true
+		m.observe(ctx, pod, byPod[pod.UID])
+	}
+	for uid, list := range byPod {
+		if known[uid] {
+			continue
+		}
+		for _, c := range list {
+			logrus.WithField("container", c.ID).Info("removing container of a deleted pod")
+			m.removeOrphan(c.ID)
+		}
+	}
+	m.removeOrphanLogs(known)
+	return rv, nil
+}
+
+// follow applies pod changes after resourceVersion since.
+func (m *Manager) follow(ctx context.Context, since uint64) error {
+	w, err := m.cfg.Store.Watch(ctx, db.Pods, since)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.Events() {
+		pod := ev.Object.(*corev1.Pod)
+		if ev.Type == watch.Deleted {
+			m.forget(pod)
+			continue
+		}
+		m.observe(ctx, pod, nil)
+	}
+	return w.Err()
+}
+
+func (m *Manager) isOurs(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName == "" || pod.Spec.NodeName == m.cfg.NodeName
+}
+
+// observe reacts to the current state of a pod: a worker for a new pod,
+// termination for a pod being deleted.
+func (m *Manager) observe(ctx context.Context, pod *corev1.Pod, adopted []runtime.Container) {
+	if !m.isOurs(pod) {
+		return
+	}
+	m.mu.Lock()
+	w, ok := m.workers[pod.UID]
+	if !ok {
+		w = newWorker(m, pod, adopted)
+		m.workers[pod.UID] = w
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			w.run(ctx)
+		}()
+	}
+	m.mu.Unlock()
+	if ok && pod.DeletionTimestamp != nil {
+		select {
+		case <-w.done:
+			w.finishDeletion() // nothing runs any more: complete the delete
+		default:
+			w.terminate(deletionGrace(pod))
+		}
+	}
+}
+
+// forget handles a pod removed from the store: its containers are stopped
+// at once and removed, and its logs go with it.
+func (m *Manager) forget(pod *corev1.Pod) {
+	m.mu.Lock()
+	w, ok := m.workers[pod.UID]
+	delete(m.workers, pod.UID)
+	m.mu.Unlock()
+	dir := logs.PodDir(m.cfg.LogRoot, pod.Namespace, pod.Name, string(pod.UID))
+	if !ok {
+		m.removeLogs(dir)
+		return
+	}
+	w.terminate(0)
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		<-w.done
+		m.removeLogs(dir)
+	}()
+}
+
+func (m *Manager) removeOrphan(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := m.cfg.Runtime.Stop(ctx, id, 0); err != nil {
+		logrus.WithError(err).WithField("container", id).Error("stopping orphaned container")
+	}
+	if err := m.cfg.Runtime.Remove(ctx, id); err != nil {
+		logrus.WithError(err).WithField("container", id).Error("removing orphaned container")
+	}
+}
+
+func (m *Manager) removeLogs(dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		logrus.WithError(err).WithField("dir", dir).Error("removing pod logs")
+	}
+}
+
+// removeOrphanLogs removes the log directories of pods that no longer
+// exist (deleted while skiffd was down).
+func (m *Manager) removeOrphanLogs(known map[types.UID]bool) {
+	entries, err := os.ReadDir(m.cfg.LogRoot)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		logrus.WithError(err).Warn("reading the log directory")
+		return
+	}
+	for _, e := range entries {
+		i := strings.LastIndexByte(e.Name(), '_')
+		if !e.IsDir() || i < 0 || known[types.UID(e.Name()[i+1:])] {
+			continue
+		}
+		m.removeLogs(filepath.Join(m.cfg.LogRoot, e.Name()))
+	}
+}
