@@ -1,0 +1,197 @@
+// Package runtimetest starts a private containerd for integration tests of
+// any package, with the busybox test image imported. Meant for TestMain:
+//
+//	env, err := runtimetest.Containerd(dir)
+//	...
+//	code := m.Run()
+//	env.Stop()
+package runtimetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/namespaces"
+	"github.com/containerd/errdefs"
+	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/runtime/supervisor"
+)
+
+// Image is the test image's name once imported.
+const Image = "docker.io/library/busybox:1.35"
+
+// ImageEnv names the variable that overrides the test image tarball path
+// (default <module root>/build/busybox-1.35.tar).
+const ImageEnv = "SKIFF_TEST_IMAGE"
+
+// Env is a private containerd with the test image in Namespace.
+type Env struct {
+	Address   string // containerd's socket
+	Namespace string // where the test image is, and tests' containers go
+	Log       string // containerd's log file
+
+	proc    *supervisor.Process
+	sockDir string
+}
+
+// Containerd starts a containerd keeping its root and state under dir,
+// listening on a short socket path under /tmp (unix socket paths are
+// limited to 108 bytes), and imports the test image into namespace "skiff".
+func Containerd(dir string) (_ *Env, retErr error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	image, err := imagePath()
+	if err != nil {
+		return nil, err
+	}
+	binary, err := exec.LookPath("containerd")
+	if err != nil {
+		return nil, fmt.Errorf("finding containerd (apt-get install containerd): %w", err)
+	}
+	sockDir, err := os.MkdirTemp("/tmp", "ctd")
+	if err != nil {
+		return nil, fmt.Errorf("creating socket dir: %w", err)
+	}
+	env := &Env{
+		Address:   filepath.Join(sockDir, "c.sock"),
+		Namespace: "skiff",
+		Log:       filepath.Join(dir, "containerd.log"),
+		sockDir:   sockDir,
+	}
+	defer func() {
+		if retErr != nil {
+			os.RemoveAll(sockDir)
+		}
+	}()
+	log, err := os.Create(env.Log)
+	if err != nil {
+		return nil, fmt.Errorf("creating containerd log: %w", err)
+	}
+	defer log.Close() // containerd holds its own descriptor
+	env.proc, err = supervisor.Start(ctx, supervisor.Config{
+		Binary:  binary,
+		Root:    filepath.Join(dir, "root"),
+		State:   filepath.Join(dir, "state"),
+		Address: env.Address,
+		Log:     log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting containerd (log in %s): %w", env.Log, err)
+	}
+	defer func() {
+		if retErr != nil {
+			env.Stop()
+		}
+	}()
+	if err := env.importImage(ctx, image); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// importImage imports the tarball at path into env.Namespace.
+func (e *Env) importImage(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening test image: %w", err)
+	}
+	defer f.Close()
+	rt, err := runtime.New(ctx, e.Address, e.Namespace, "/bin/false")
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if _, err := rt.ImportImage(ctx, f); err != nil {
+		return fmt.Errorf("importing test image %s: %w", path, err)
+	}
+	return nil
+}
+
+// Stop deletes every container left in containerd (killing its task), so no
+// shim or workload outlives the test, then stops containerd.
+func (e *Env) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := []error{e.removeAll(ctx)}
+	errs = append(errs, e.proc.Stop(ctx), os.RemoveAll(e.sockDir))
+	return errors.Join(errs...)
+}
+
+// removeAll deletes all containers of every namespace.
+func (e *Env) removeAll(ctx context.Context) error {
+	client, err := containerd.New(e.Address)
+	if err != nil {
+		return fmt.Errorf("connecting to containerd: %w", err)
+	}
+	defer client.Close()
+	nss, err := client.NamespaceService().List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing namespaces: %w", err)
+	}
+	var errs []error
+	for _, ns := range nss {
+		nctx := namespaces.WithNamespace(ctx, ns)
+		cs, err := client.Containers(nctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, c := range cs {
+			errs = append(errs, removeContainer(nctx, c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func removeContainer(ctx context.Context, c containerd.Container) error {
+	if task, err := c.Task(ctx, nil); err == nil {
+		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("deleting task %s: %w", c.ID(), err)
+		}
+	}
+	if err := c.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("deleting container %s: %w", c.ID(), err)
+	}
+	return nil
+}
+
+// imagePath is the test image tarball: $SKIFF_TEST_IMAGE, else the one
+// `make test-image` builds.
+func imagePath() (string, error) {
+	path := os.Getenv(ImageEnv)
+	if path == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return "", err
+		}
+		path = filepath.Join(root, "build", "busybox-1.35.tar")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("test image %s missing (run `make test-image`, or set %s): %w", path, ImageEnv, err)
+	}
+	return path, nil
+}
+
+// moduleRoot is the nearest directory above the working directory holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding module root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("finding module root: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
