@@ -12,6 +12,15 @@ const (
 	tailBlock = 32 * 1024
 	// maxHeader bounds the bytes read to learn an entry's stream and tag.
 	maxHeader = 128
+	// tailLookback is how far before the earliest line taken the scan still
+	// looks for earlier chunks of lines it took.
+	//
+	// NOTE: a line's F entry does not say whether P entries precede it, so
+	// without a bound a stream with a single line at the end of a huge file
+	// would make the scan read the whole file. Chunks of one line are written
+	// close together; a line whose chunks lie further apart comes out
+	// truncated, as every line does with the kubelet (which tails entries).
+	tailLookback = 256 * 1024
 )
 
 // seekTail positions f so that reading it yields the last n logical lines of
@@ -69,7 +78,9 @@ func countLines(r io.Reader) (complete, pending int64, err error) {
 
 // tailScan is the state of a backward scan for the last n logical lines.
 // Entries arrive last first; a stream is open while the scan is inside one of
-// its counted lines and has not yet reached that line's first entry.
+// its counted lines and has not yet reached that line's first entry. The scan
+// ends when n lines are counted, no stream is open and both streams were
+// seen, or tailLookback bytes before the earliest entry taken.
 type tailScan struct {
 	want, count int64
 	seen, open  [numStreams]bool
@@ -78,6 +89,9 @@ type tailScan struct {
 
 // visit takes the entry at off and reports whether the scan must go on.
 func (t *tailScan) visit(off int64, s stream, partial bool) bool {
+	if t.count >= t.want && off < t.start-tailLookback {
+		return false
+	}
 	first := !t.seen[s]
 	t.seen[s] = true
 	if t.open[s] {
@@ -94,7 +108,9 @@ func (t *tailScan) visit(off int64, s stream, partial bool) bool {
 		t.open[s] = true
 		t.start = off
 	}
-	return t.count < t.want || t.open[stdout] || t.open[stderr]
+	// Going on until both streams are seen finds an unfinished line that
+	// ended before the other stream's last lines.
+	return t.count < t.want || t.open[stdout] || t.open[stderr] || !t.seen[stdout] || !t.seen[stderr]
 }
 
 // tailStart returns the offset from which the last n logical lines of
@@ -104,10 +120,17 @@ func tailStart(r io.ReaderAt, size, n int64) (int64, error) {
 	if n <= 0 {
 		return size, nil
 	}
+	buf := make([]byte, tailBlock)
 	hdr := make([]byte, maxHeader)
+	var lo int64     // offset of chunk
+	var chunk []byte // the block being scanned
+	// visitLine visits the line r[start:end], start >= lo.
 	visitLine := func(start, end int64) (bool, error) {
-		h := hdr[:min(maxHeader, end-start)]
-		if _, err := r.ReadAt(h, start); err != nil {
+		n := min(maxHeader, end-start)
+		h := hdr[:n]
+		if i := start - lo; i+n <= int64(len(chunk)) {
+			h = chunk[i : i+n]
+		} else if _, err := r.ReadAt(h, start); err != nil {
 			return false, err
 		}
 		s, partial, err := parseHeader(h)
@@ -117,11 +140,10 @@ func tailStart(r io.ReaderAt, size, n int64) (int64, error) {
 		return t.visit(start, s, partial), nil
 	}
 
-	buf := make([]byte, tailBlock)
 	end := int64(-1) // offset of the newline ending the line being delimited
 	for pos := size; pos > 0; {
-		lo := max(0, pos-tailBlock)
-		chunk := buf[:pos-lo]
+		lo = max(0, pos-tailBlock)
+		chunk = buf[:pos-lo]
 		if _, err := r.ReadAt(chunk, lo); err != nil {
 			return 0, err
 		}
