@@ -3,8 +3,8 @@ package db
 import (
 	"fmt"
 
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"go.etcd.io/bbolt"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 )
 
 // NOTE: kube-apiserver's SimpleNameGenerator appends 5 random characters and

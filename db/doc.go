@@ -1,0 +1,26 @@
+// Package db is skiff's object store: Kubernetes API objects kept as JSON in
+// one bbolt file, a single resourceVersion counter, and a persisted log of
+// committed changes that feeds watches, live and after a restart.
+//
+// Bucket tree:
+//
+//	meta/
+//	    rv         → uint64 BE: the last assigned resourceVersion
+//	    compacted  → uint64 BE: the newest resourceVersion trimmed from changes/ (absent = 0)
+//	objects/
+//	    <resource>/                  (Resource.Name: "jobs", "pods"; created on first write)
+//	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON
+//	changes/
+//	    <resourceVersion uint64 BE> → "<ADDED|MODIFIED|DELETED> <resource>\n" ‖ object JSON
+//
+// Object JSON carries neither resourceVersion (the 8-byte prefix does) nor
+// apiVersion/kind: returned objects have an empty TypeMeta.
+//
+// Every change (create, update, delete) takes the next resourceVersion, so
+// the resourceVersions in changes/ are exactly (compacted, rv]; each write
+// transaction trims the oldest entries beyond the retained count.
+//
+// Writes are serialized by the store and published to watchers from bbolt's
+// OnCommit, in resourceVersion order; a watcher never sees uncommitted state
+// and never blocks a writer (its queue is in memory and capped).
+package db
