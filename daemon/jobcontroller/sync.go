@@ -1,0 +1,278 @@
+package jobcontroller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sirupsen/logrus"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// errNoChange rolls back a sync transaction that has nothing to write, so a
+// no-op sync costs no commit.
+var errNoChange = errors.New("no change")
+
+// syncResult is what a committed sync tells the in-memory index.
+type syncResult struct {
+	uid       types.UID     // the Job synced ("" if it is gone)
+	created   []*corev1.Pod // pods created
+	untracked []string      // pods now counted-and-finished, or gone
+	staleUIDs []types.UID   // Jobs under this key that no longer exist
+	plan      *syncPlan     // nil if the Job was not reconciled
+}
+
+// syncJob reconciles one Job in one transaction: load it and its tracked
+// pods, decide, then create and delete pods, remove the tracking finalizers
+// of counted pods and write the status — all committed together, so a crash
+// can neither lose nor double-count a pod.
+func (c *Controller) syncJob(ctx context.Context, key jobKey) error {
+	var res syncResult
+	err := c.store.Write(func(tx *db.Tx) error {
+		res = syncResult{}
+		return c.syncInTx(tx, key, &res)
+	})
+	if err != nil && !errors.Is(err, errNoChange) {
+		return fmt.Errorf("syncing job %s/%s: %w", key.namespace, key.name, err)
+	}
+	c.afterSync(ctx, key, res, err == nil)
+	return nil
+}
+
+func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
+	job, err := getJob(tx, key)
+	if err != nil {
+		return err
+	}
+	if job != nil {
+		res.uid = job.UID
+	}
+	tracked, rec := c.index.tracked(key, res.uid)
+	changed := false
+	for uid, names := range tracked {
+		if uid == res.uid {
+			continue
+		}
+		// The Job these pods belonged to is gone (perhaps replaced by a
+		// new Job of the same name): their outcome will never be counted.
+		n, err := releasePods(tx, key.namespace, uid, names)
+		if err != nil {
+			return err
+		}
+		changed = changed || n > 0
+		res.staleUIDs = append(res.staleUIDs, uid)
+	}
+	if job == nil || !isManagedByUs(job) {
+		return noChangeUnless(changed)
+	}
+	pods, gone, err := loadPods(tx, key.namespace, job.UID, tracked[job.UID])
+	if err != nil {
+		return err
+	}
+	res.untracked = gone
+	if isJobFinished(job) {
+		// A finished Job is left alone; pods still holding its finalizer
+		// (there should be none) are released.
+		n, err := releasePods(tx, key.namespace, job.UID, namesOf(pods))
+		if err != nil {
+			return err
+		}
+		return noChangeUnless(changed || n > 0)
+	}
+	plan := decide(syncInput{
+		job: job, pods: pods, backoff: rec, now: c.clock.Now(),
+		backoffBase: c.cfg.BackoffBase, backoffMax: c.cfg.BackoffMax,
+	})
+	res.plan = &plan
+	if !changed && isNoop(job, plan) {
+		return errNoChange
+	}
+	return c.apply(tx, job, plan, res)
+}
+
+// apply writes a plan: finalizer removals first (so that a pod deleted with
+// grace 0 goes at once), then deletions, creations and the status.
+func (c *Controller) apply(tx *db.Tx, job *batchv1.Job, plan syncPlan, res *syncResult) error {
+	for _, p := range plan.release {
+		if err := removeTrackingFinalizer(tx, p); err != nil {
+			return err
+		}
+		if isPodFinished(p) {
+			res.untracked = append(res.untracked, p.Name)
+		}
+	}
+	for _, p := range plan.deletes {
+		if _, _, err := tx.DeleteGracefully(db.Pods, p.Namespace, p.Name, deletionGrace(p)); err != nil && !errors.Is(err, db.ErrNotFound) {
+			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
+		}
+	}
+	for _, index := range plan.creates {
+		pod := newPod(job, index)
+		if err := tx.Create(db.Pods, pod); err != nil {
+			return fmt.Errorf("creating pod for job %s: %w", job.Name, err)
+		}
+		res.created = append(res.created, pod)
+	}
+	if apiequality.Semantic.DeepEqual(job.Status, plan.status) {
+		return nil
+	}
+	job.Status = plan.status
+	if err := tx.Update(db.Jobs, job); err != nil {
+		return fmt.Errorf("updating job status: %w", err)
+	}
+	return nil
+}
+
+// afterSync brings the index in line with what the sync committed (or
+// found, when it had nothing to write) and schedules the next timed sync.
+func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, committed bool) {
+	for _, uid := range res.staleUIDs {
+		c.index.dropJob(uid)
+	}
+	if res.uid == "" {
+		return
+	}
+	c.index.untrack(res.uid, key.namespace, res.untracked)
+	if res.plan == nil {
+		return
+	}
+	if committed {
+		c.index.addCreated(res.uid, key, res.created)
+		c.index.setBackoff(res.uid, key, res.plan.backoff)
+		c.logPlan(ctx, key, res)
+	}
+	if res.plan.requeue > 0 {
+		c.queue.AddAfter(workKey{namespace: key.namespace, name: key.name}, res.plan.requeue)
+	}
+}
+
+func (c *Controller) logPlan(ctx context.Context, key jobKey, res syncResult) {
+	log := logrus.WithContext(ctx).WithField("job", key.namespace+"/"+key.name)
+	for _, p := range res.created {
+		log.WithField("pod", p.Name).Info("created pod")
+	}
+	for _, p := range res.plan.deletes {
+		log.WithField("pod", p.Name).Info("deleted pod")
+	}
+	for _, c := range res.plan.status.Conditions {
+		if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
+			log.WithField("condition", c.Type).WithField("reason", c.Reason).Debug("job finished")
+		}
+	}
+}
+
+// isNoop reports whether a plan changes nothing.
+func isNoop(job *batchv1.Job, plan syncPlan) bool {
+	return len(plan.release) == 0 && len(plan.deletes) == 0 && len(plan.creates) == 0 &&
+		apiequality.Semantic.DeepEqual(job.Status, plan.status)
+}
+
+func noChangeUnless(changed bool) error {
+	if changed {
+		return nil
+	}
+	return errNoChange
+}
+
+// isManagedByUs reports whether spec.managedBy leaves the Job to this
+// controller (unset or kubernetes.io/job-controller).
+func isManagedByUs(job *batchv1.Job) bool {
+	return job.Spec.ManagedBy == nil || *job.Spec.ManagedBy == batchv1.JobControllerName
+}
+
+func getJob(tx *db.Tx, key jobKey) (*batchv1.Job, error) {
+	obj, err := tx.Get(db.Jobs, key.namespace, key.name)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting job: %w", err)
+	}
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return nil, fmt.Errorf("getting job: unexpected %T", obj)
+	}
+	return job, nil
+}
+
+// loadPods reads the named pods still controlled by the Job uid and still
+// tracked; gone lists the names that are not (any more).
+func loadPods(tx *db.Tx, namespace string, uid types.UID, names []string) (pods []*corev1.Pod, gone []string, err error) {
+	for _, name := range names {
+		p, err := getPod(tx, namespace, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p == nil {
+			gone = append(gone, name)
+			continue
+		}
+		if ref := jobControllerOf(p); ref == nil || ref.UID != uid || !isTracked(p) {
+			gone = append(gone, name)
+			continue
+		}
+		pods = append(pods, p)
+	}
+	return pods, gone, nil
+}
+
+func getPod(tx *db.Tx, namespace, name string) (*corev1.Pod, error) {
+	obj, err := tx.Get(db.Pods, namespace, name)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting pod %s: %w", name, err)
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("getting pod %s: unexpected %T", name, obj)
+	}
+	return p, nil
+}
+
+// releasePods removes the tracking finalizer from the named pods that are
+// controlled by uid and returns how many it changed.
+func releasePods(tx *db.Tx, namespace string, uid types.UID, names []string) (int, error) {
+	n := 0
+	for _, name := range names {
+		p, err := getPod(tx, namespace, name)
+		if err != nil {
+			return n, err
+		}
+		if p == nil || !hasTrackingFinalizer(p) {
+			continue
+		}
+		if ref := jobControllerOf(p); ref == nil || ref.UID != uid {
+			continue
+		}
+		if err := removeTrackingFinalizer(tx, p); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// removeTrackingFinalizer writes p without the Job tracking finalizer. A
+// pod being deleted with grace 0 is then removed by the store.
+func removeTrackingFinalizer(tx *db.Tx, p *corev1.Pod) error {
+	p.Finalizers = withoutTrackingFinalizer(p.Finalizers)
+	if err := tx.Update(db.Pods, p); err != nil && !errors.Is(err, db.ErrNotFound) {
+		return fmt.Errorf("removing tracking finalizer of pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+func namesOf(pods []*corev1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
