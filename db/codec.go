@@ -117,21 +117,48 @@ func splitObjectValue(v []byte) (uint64, []byte, error) {
 	return binary.BigEndian.Uint64(v[:8]), v[8:], nil
 }
 
-// matchesLabels reports whether the stored JSON's labels match sel, decoding
-// only metadata.labels.
+// matchesLabels reports whether the stored JSON's labels match sel. It
+// decodes metadata only and stops there: encoding/json writes metadata first
+// (TypeMeta is empty in stored JSON), so the spec and status are not read.
 func matchesLabels(data []byte, sel labels.Selector) (bool, error) {
 	if sel == nil || sel.Empty() {
 		return true, nil
 	}
-	var m struct {
-		Metadata struct {
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
+	lbls, err := decodeLabels(data)
+	if err != nil {
 		return false, fmt.Errorf("decoding labels: %w", err)
 	}
-	return sel.Matches(labels.Set(m.Metadata.Labels)), nil
+	return sel.Matches(labels.Set(lbls)), nil
+}
+
+// decodeLabels finds metadata.labels in an object's JSON, reading only as
+// far as the metadata.
+func decodeLabels(data []byte) (map[string]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object (%v)", err)
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if key != "metadata" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var meta struct {
+			Labels map[string]string `json:"labels"`
+		}
+		if err := dec.Decode(&meta); err != nil {
+			return nil, err
+		}
+		return meta.Labels, nil
+	}
+	return nil, nil
 }
 
 // changeValue is a changes bucket value: "<TYPE> <resource>\n<object JSON>".

@@ -22,6 +22,12 @@ func newTx(btx *bbolt.Tx) *Tx {
 	return &Tx{btx: btx, rv: readU64(btx.Bucket(bucketMeta).Get(keyRV))}
 }
 
+// ResourceVersion is, in a Read, the resourceVersion of the snapshot (a
+// gap-free starting point for Watch); in a Write, the last one assigned so far.
+func (tx *Tx) ResourceVersion() uint64 {
+	return tx.rv
+}
+
 // bucket is r's object bucket, or nil if nothing of r was ever stored.
 func (tx *Tx) bucket(r Resource) *bbolt.Bucket {
 	return tx.btx.Bucket(bucketObjects).Bucket([]byte(r.Name))
