@@ -18,7 +18,14 @@ import (
 // the way `skiffd log-driver <path>` does.
 const driverEnv = "SKIFF_LOGS_TEST_DRIVER"
 
+// TestMain lets the test binary be the log driver: for the re-exec tests
+// (driverEnv) and for containerd's shim in integration tests, which runs it
+// as `<binary> log-driver <path>` with nothing but CONTAINER_ID and
+// CONTAINER_NAMESPACE in its environment.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == DriverArg {
+		os.Setenv(driverEnv, os.Args[2])
+	}
 	if path, ok := os.LookupEnv(driverEnv); ok {
 		if err := RunDriver(path); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,88 @@
+//go:build integration
+
+package logs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/runtime/runtimetest"
+)
+
+// TestShimLogDriver runs a real container whose output goes through
+// containerd's shim to this test binary as the log driver, and follows its
+// log until the container is removed.
+func TestShimLogDriver(t *testing.T) {
+	ctx := context.Background()
+	env, err := runtimetest.Containerd(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(ctx, env.Address, env.Namespace, exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+
+	path := Path(t.TempDir(), "default", "p", "uid", "c", 0)
+	cfg := runtime.ContainerConfig{
+		ID:    "logs-shim",
+		Image: runtimetest.Image,
+		Command: []string{"sh", "-c",
+			`echo one; echo two >&2; head -c 40000 /dev/zero | tr '\0' x; echo; printf partial`},
+		LogPath: path,
+	}
+	if err := rt.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, exitC, err := rt.Start(ctx, cfg.ID)
+	if err != nil {
+		rt.Remove(ctx, cfg.ID)
+		t.Fatal(err)
+	}
+
+	ended := &Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
+	out := newSyncBuffer()
+	done := writeFollow(ctx, out, path, Options{}, ended)
+	want := []string{"one", "two", strings.Repeat("x", 40000), "partial"}
+	select {
+	case st := <-exitC:
+		if st.Code != 0 {
+			t.Errorf("exit = %+v", st)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("container did not exit")
+	}
+	// NOTE: the shim keeps the write ends of the output pipes until the task
+	// is deleted, so the driver (and a follower) ends only then.
+	if err := rt.Remove(ctx, cfg.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitDone(t, done); err != nil {
+		t.Fatal(err)
+	}
+	// The two streams are separate pipes: their relative order is the
+	// container's scheduling. The unfinished line comes out last.
+	got := strings.Split(out.String(), "\n")
+	slices.Sort(got[:len(got)-1])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("output lines (-want,+got):\n%.500s", diff)
+	}
+	checkMode(t, filepath.Dir(path), 0o750|os.ModeDir)
+}
