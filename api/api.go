@@ -1,0 +1,51 @@
+// Package api serves the Kubernetes REST API for batch/v1 Jobs and core/v1
+// Pods over HTTP: discovery, OpenAPI, CRUD handlers, watches, patches,
+// Table output, pod logs and errors as metav1.Status. It talks to the store
+// (package db) and reads log files (package logs); it never sees containerd.
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// Config is what the API needs from the daemon.
+type Config struct {
+	Store *db.Store
+	// LogRoot is the root of the container log files:
+	// logs.Path(LogRoot, ns, pod, uid, container, attempt).
+	LogRoot string
+	// NodeName is the name of this node; bare Pods created without
+	// spec.nodeName are bound to it (skiff has no scheduler).
+	NodeName string
+	// Ready reports readiness (store open, containerd answers): nil = ready.
+	// A nil Ready means always ready.
+	Ready func(ctx context.Context) error
+	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
+	Version version.Info
+}
+
+// server holds the handlers' shared state.
+type server struct {
+	cfg     Config
+	store   *db.Store
+	openapi *openAPIDocs
+}
+
+// New returns the HTTP handler of the whole API: one route table behind
+// logging and panic-recovery middleware. Streams (watches, log follows) end
+// when their request's context ends: to end them on shutdown, give the
+// http.Server a BaseContext that is cancelled from RegisterOnShutdown.
+func New(cfg Config) http.Handler {
+	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version)}
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)
+	s.routes(r)
+	return withLogging(withRecovery(r))
+}

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Legacy (unaggregated) discovery. kubectl asks for aggregated discovery
+// first and falls back to these documents when the answer is plain JSON.
+
+// coreVersions serves /api.
+func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, http.StatusOK, &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		Versions: []string{coreV1.version},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host},
+		},
+	})
+}
+
+// groupList serves /apis: every named group.
+func (s *server) groupList(w http.ResponseWriter, r *http.Request) {
+	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "APIGroupList"},
+		Groups: []metav1.APIGroup{}}
+	for _, gv := range groupVersions {
+		if gv.group != "" {
+			list.Groups = append(list.Groups, apiGroup(gv))
+		}
+	}
+	writeJSON(w, r, http.StatusOK, list)
+}
+
+// group serves /apis/<group>.
+func (s *server) group(gv groupVersion) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		g := apiGroup(gv)
+		g.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "APIGroup"}
+		writeJSON(w, r, http.StatusOK, &g)
+	}
+}
+
+func apiGroup(gv groupVersion) metav1.APIGroup {
+	v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.version}
+	return metav1.APIGroup{Name: gv.group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v}
+}
+
+// resourceList serves /api/v1 and /apis/<group>/<version>.
+func (s *server) resourceList(gv groupVersion) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, r, http.StatusOK, apiResourceList(gv))
+	}
+}
+
+// apiResourceList lists the resources of gv with their subresources, as
+// kube-apiserver does (deletecollection is not served, so not listed).
+func apiResourceList(gv groupVersion) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "APIResourceList"},
+		GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}
+	for _, rs := range resources {
+		if rs.gv != gv {
+			continue
+		}
+		list.APIResources = append(list.APIResources,
+			metav1.APIResource{
+				Name: rs.plural, SingularName: rs.singular, Namespaced: true, Kind: rs.kind,
+				Verbs:      metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
+				ShortNames: rs.shortNames, Categories: []string{"all"},
+			},
+			metav1.APIResource{Name: rs.plural + "/status", Namespaced: true, Kind: rs.kind,
+				Verbs: metav1.Verbs{"get", "patch", "update"}},
+		)
+		if rs.hasLog {
+			list.APIResources = append(list.APIResources, metav1.APIResource{Name: rs.plural + "/log",
+				Namespaced: true, Kind: rs.kind, Verbs: metav1.Verbs{"get"}})
+		}
+	}
+	return list
+}

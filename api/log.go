@@ -1,0 +1,268 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/logs"
+)
+
+// logRequest is a parsed /log request.
+type logRequest struct {
+	container string
+	follow    bool
+	previous  bool
+	opts      logs.Options
+}
+
+// podLog serves GET /api/v1/namespaces/{ns}/pods/{name}/log: one
+// container's log file of the current (or previous) attempt, followed
+// across restarts with ?follow=true.
+func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
+	v := mux.Vars(r)
+	ns, name := v["namespace"], v["name"]
+	obj, err := s.store.Get(db.Pods, ns, name)
+	if err != nil {
+		writeError(w, r, statusFor(err, podResource.groupResource(), name))
+		return
+	}
+	pod := obj.(*corev1.Pod)
+	req, err := parseLogRequest(r, pod)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	attempt, err := logAttempt(pod, req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var follow *logs.Follow
+	if req.follow && !req.previous {
+		follow = &logs.Follow{Next: func(ctx context.Context, attempt int) (string, bool) {
+			return s.nextAttempt(ctx, pod, req.container, attempt)
+		}}
+	}
+	path := logs.Path(s.cfg.LogRoot, ns, name, string(pod.UID), req.container, attempt)
+	lw := &logWriter{w: w}
+	if err := logs.Write(r.Context(), lw, path, attempt, req.opts, follow); err != nil {
+		if !lw.started {
+			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("reading log of container %q in pod %q: %w", req.container, name, err)))
+			return
+		}
+		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")
+	}
+	lw.start()
+}
+
+// logWriter writes text/plain log output, sending the header on the first
+// write (so that an error before any output is still a Status) and
+// flushing every write (for follow).
+type logWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (lw *logWriter) start() {
+	if lw.started {
+		return
+	}
+	lw.started = true
+	lw.w.Header().Set("Content-Type", "text/plain")
+	lw.w.WriteHeader(http.StatusOK)
+}
+
+func (lw *logWriter) Write(p []byte) (int, error) {
+	lw.start()
+	n, err := lw.w.Write(p)
+	if f, ok := lw.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return n, err
+}
+
+// parseLogRequest reads the /log query parameters.
+func parseLogRequest(r *http.Request, pod *corev1.Pod) (logRequest, error) {
+	q := r.URL.Query()
+	var req logRequest
+	var err error
+	if req.container, err = logContainer(pod, q.Get("container")); err != nil {
+		return req, err
+	}
+	for name, dst := range map[string]*bool{"follow": &req.follow, "previous": &req.previous, "timestamps": &req.opts.Timestamps} {
+		if *dst, err = boolParam(q.Get(name), name); err != nil {
+			return req, err
+		}
+	}
+	for name, dst := range map[string]**int64{"tailLines": &req.opts.TailLines, "limitBytes": &req.opts.LimitBytes} {
+		if v := q.Get(name); v != "" {
+			n, err := intParam(v, name)
+			if err != nil {
+				return req, err
+			}
+			*dst = &n
+		}
+	}
+	return req, parseLogSince(q.Get("sinceSeconds"), q.Get("sinceTime"), &req.opts)
+}
+
+// parseLogSince sets opts.Since from sinceSeconds or sinceTime.
+func parseLogSince(seconds, sinceTime string, opts *logs.Options) error {
+	if seconds != "" && sinceTime != "" {
+		return apierrors.NewBadRequest("at most one of sinceTime or sinceSeconds may be specified")
+	}
+	if seconds != "" {
+		n, err := strconv.ParseInt(seconds, 10, 64)
+		if err != nil || n < 1 {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid sinceSeconds %q: must be greater than 0", seconds))
+		}
+		opts.Since = time.Now().Add(-time.Duration(n) * time.Second)
+	}
+	if sinceTime != "" {
+		t, err := time.Parse(time.RFC3339, sinceTime)
+		if err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid sinceTime %q: %v", sinceTime, err))
+		}
+		opts.Since = t
+	}
+	return nil
+}
+
+// logContainer picks the container: the named one, or the only one.
+func logContainer(pod *corev1.Pod, name string) (string, error) {
+	var names, inits []string
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	for _, c := range pod.Spec.InitContainers {
+		inits = append(inits, c.Name)
+	}
+	if name == "" {
+		if len(names) == 1 {
+			return names[0], nil
+		}
+		msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names)
+		if len(inits) > 0 {
+			msg += fmt.Sprintf(" or one of the init containers: %v", inits)
+		}
+		return "", apierrors.NewBadRequest(msg)
+	}
+	for _, n := range append(names, inits...) {
+		if n == name {
+			return name, nil
+		}
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
+}
+
+// containerStatus finds a container's status in the pod (nil if none yet).
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// logAttempt is the attempt whose file to read: the container's
+// restartCount, or the one before with ?previous.
+func logAttempt(pod *corev1.Pod, req logRequest) (int, error) {
+	cs := containerStatus(pod, req.container)
+	if req.previous {
+		if cs == nil || cs.RestartCount == 0 {
+			return 0, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", req.container, pod.Name))
+		}
+		return int(cs.RestartCount) - 1, nil
+	}
+	if cs == nil || (cs.State.Waiting != nil && cs.RestartCount == 0) {
+		reason := "ContainerCreating"
+		if cs != nil && cs.State.Waiting.Reason != "" {
+			reason = cs.State.Waiting.Reason
+		}
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", req.container, pod.Name, reason))
+	}
+	return int(cs.RestartCount), nil
+}
+
+// nextAttempt waits until the container starts its attempt after attempt
+// (→ that attempt's log path) or ends for good (→ ok=false): the pod is
+// gone or finished, or the container terminated and will not restart.
+func (s *server) nextAttempt(ctx context.Context, pod *corev1.Pod, container string, attempt int) (string, bool) {
+	watcher, err := s.store.Watch(ctx, db.Pods, 0)
+	if err != nil {
+		return "", false
+	}
+	defer watcher.Stop()
+	obj, err := s.store.Get(db.Pods, pod.Namespace, pod.Name)
+	for {
+		if err != nil {
+			return "", false
+		}
+		cur := obj.(*corev1.Pod)
+		if cur.UID != pod.UID {
+			return "", false
+		}
+		if next, ok, done := attemptDecision(cur, container, attempt); done {
+			return logs.Path(s.cfg.LogRoot, cur.Namespace, cur.Name, string(cur.UID), container, next), ok
+		}
+		obj, err = nextPodEvent(ctx, watcher, pod.Namespace, pod.Name, pod.UID)
+	}
+}
+
+// nextPodEvent waits for the next change of one pod.
+func nextPodEvent(ctx context.Context, watcher *db.Watcher, ns, name string, uid types.UID) (db.Object, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ev, ok := <-watcher.Events():
+			if !ok {
+				return nil, errors.New("watch ended")
+			}
+			if ev.Object.GetNamespace() != ns || ev.Object.GetName() != name || ev.Object.GetUID() != uid {
+				continue
+			}
+			if ev.Type == "DELETED" {
+				return nil, db.ErrNotFound
+			}
+			return ev.Object, nil
+		}
+	}
+}
+
+// attemptDecision decides, from the pod's current state, whether a
+// follower of attempt moves on: done with ok (the next attempt exists),
+// done without (the container ended for good), or not done (wait).
+func attemptDecision(pod *corev1.Pod, container string, attempt int) (next int, ok, done bool) {
+	cs := containerStatus(pod, container)
+	if cs != nil && int(cs.RestartCount) > attempt {
+		return attempt + 1, true, true
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0, false, true
+	}
+	if cs == nil || cs.State.Terminated == nil {
+		return 0, false, false
+	}
+	switch {
+	case pod.DeletionTimestamp != nil,
+		pod.Spec.RestartPolicy == corev1.RestartPolicyNever,
+		pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && cs.State.Terminated.ExitCode == 0:
+		return 0, false, true
+	}
+	return 0, false, false
+}

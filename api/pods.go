@@ -1,0 +1,161 @@
+package api
+
+import (
+	"reflect"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// podResource is core/v1 pods.
+var podResource = &resource{
+	gv:                 coreV1,
+	kind:               "Pod",
+	plural:             "pods",
+	singular:           "pod",
+	shortNames:         []string{"po"},
+	store:              db.Pods,
+	hasLog:             true,
+	goType:             reflect.TypeOf(corev1.Pod{}),
+	listType:           reflect.TypeOf(corev1.PodList{}),
+	newList:            newPodList,
+	fields:             podFields,
+	columns:            podColumns,
+	cells:              func(obj db.Object, now time.Time) []any { return podCells(obj.(*corev1.Pod), now) },
+	prepareCreate:      preparePodCreate,
+	validateCreate:     func(obj db.Object) field.ErrorList { return validatePod(obj.(*corev1.Pod)) },
+	prepareUpdate:      preparePodUpdate,
+	validateUpdate:     validatePodUpdate,
+	spec:               func(obj db.Object) any { return obj.(*corev1.Pod).Spec },
+	defaultPropagation: metav1.DeletePropagationBackground,
+	deleteGrace:        podDeleteGrace,
+}
+
+func newPodList(items []db.Object, meta metav1.ListMeta) runtime.Object {
+	l := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta,
+		Items: make([]corev1.Pod, len(items))}
+	for i, it := range items {
+		l.Items[i] = *it.(*corev1.Pod)
+	}
+	return l
+}
+
+// podFields are the pod fields usable in field selectors.
+func podFields(obj db.Object) fields.Set {
+	pod := obj.(*corev1.Pod)
+	f := objectFields(obj)
+	f["spec.nodeName"] = pod.Spec.NodeName
+	f["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	f["spec.schedulerName"] = pod.Spec.SchedulerName
+	f["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	f["status.phase"] = string(pod.Status.Phase)
+	f["status.podIP"] = pod.Status.PodIP
+	f["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return f
+}
+
+// preparePodCreate defaults a new bare Pod and binds it to this node.
+func preparePodCreate(s *server, obj db.Object) {
+	pod := obj.(*corev1.Pod)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&pod.Spec)}
+	defaultPodSpec(&pod.Spec)
+	if pod.Spec.EnableServiceLinks == nil {
+		pod.Spec.EnableServiceLinks = ptrTo(true)
+	}
+	// NOTE: skiff has no scheduler: a Pod created without a node is bound to
+	// this one, as the scheduler would bind it to the only node.
+	if pod.Spec.NodeName == "" {
+		pod.Spec.NodeName = s.cfg.NodeName
+	}
+}
+
+// qosClass is the Pod's quality of service class as the kubelet computes it,
+// simplified: no requests or limits → BestEffort; every container with
+// limits equal to requests for cpu and memory → Guaranteed; else Burstable.
+func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+	any, guaranteed := false, true
+	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+		if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
+			any = true
+		}
+		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			l, ok := c.Resources.Limits[res]
+			if !ok {
+				guaranteed = false
+				continue
+			}
+			if r, ok := c.Resources.Requests[res]; ok && r.Cmp(l) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !any:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
+
+// preparePodUpdate keeps the status on a Pod update, and everything but
+// the status on a status update.
+func preparePodUpdate(newObj, oldObj db.Object, status bool) {
+	n, o := newObj.(*corev1.Pod), oldObj.(*corev1.Pod)
+	if status {
+		n.Spec = o.Spec
+		return
+	}
+	n.Status = o.Status
+	defaultPodSpec(&n.Spec)
+}
+
+// validatePodUpdate allows what kube-apiserver allows to change in a
+// running Pod's spec: container images and activeDeadlineSeconds.
+func validatePodUpdate(newObj, oldObj db.Object) field.ErrorList {
+	n, o := newObj.(*corev1.Pod), oldObj.(*corev1.Pod)
+	errs := validatePod(n)
+	mutable := o.Spec.DeepCopy()
+	for i := range mutable.Containers {
+		if i < len(n.Spec.Containers) {
+			mutable.Containers[i].Image = n.Spec.Containers[i].Image
+		}
+	}
+	mutable.ActiveDeadlineSeconds = n.Spec.ActiveDeadlineSeconds
+	if !equality.Semantic.DeepEqual(mutable, &n.Spec) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"),
+			"pod updates may not change fields other than `spec.containers[*].image`, `spec.activeDeadlineSeconds`"))
+	}
+	return errs
+}
+
+// podDeleteGrace is the grace period of a Pod's deletion.
+// NOTE: as kube-apiserver's pod strategy: the requested period, else the
+// pod's terminationGracePeriodSeconds, else 30; 0 for a pod that never
+// reached a node or has finished; a negative request means 1.
+func podDeleteGrace(obj db.Object, requested *int64) int64 {
+	pod := obj.(*corev1.Pod)
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	switch {
+	case requested != nil:
+		grace = *requested
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if grace < 0 {
+		grace = 1
+	}
+	return grace
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"reflect"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// groupVersion is an API group version served here.
+type groupVersion struct{ group, version string }
+
+var (
+	coreV1  = groupVersion{group: "", version: "v1"}
+	batchV1 = groupVersion{group: "batch", version: "v1"}
+	// groupVersions are served in this order in discovery.
+	groupVersions = []groupVersion{coreV1, batchV1}
+)
+
+// prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
+func (gv groupVersion) prefix() string {
+	if gv.group == "" {
+		return "/api/" + gv.version
+	}
+	return "/apis/" + gv.group + "/" + gv.version
+}
+
+// String is "v1" for the core group, "<group>/<version>" otherwise.
+func (gv groupVersion) String() string { return gv.schema().String() }
+
+func (gv groupVersion) schema() schema.GroupVersion {
+	return schema.GroupVersion{Group: gv.group, Version: gv.version}
+}
+
+// resource describes one served resource: its names, its store, and the
+// policy hooks (defaulting, validation, update rules, tables) that make the
+// generic handlers behave as kube-apiserver does for that kind.
+type resource struct {
+	gv         groupVersion
+	kind       string
+	plural     string
+	singular   string
+	shortNames []string
+	store      db.Resource
+	hasLog     bool
+	// goType and listType are the Go types, for OpenAPI.
+	goType, listType reflect.Type
+
+	// newList wraps items in the kind's typed List.
+	newList func(items []db.Object, meta metav1.ListMeta) runtime.Object
+	// fields is the field-selector set of an object.
+	fields func(obj db.Object) fields.Set
+	// columns and cells are the Table printer.
+	columns []metav1.TableColumnDefinition
+	cells   func(obj db.Object, now time.Time) []any
+	// prepareCreate defaults a new object (name, namespace, uid already set).
+	prepareCreate func(s *server, obj db.Object)
+	// validateCreate validates a defaulted new object.
+	validateCreate func(obj db.Object) field.ErrorList
+	// prepareUpdate keeps what an update of the object (or of its status
+	// when status is true) may not change from old.
+	prepareUpdate func(newObj, oldObj db.Object, status bool)
+	// validateUpdate validates an update of the object (not of its status).
+	validateUpdate func(newObj, oldObj db.Object) field.ErrorList
+	// spec is the part of the object whose change bumps metadata.generation.
+	spec func(obj db.Object) any
+	// defaultPropagation applies to DELETE without a propagation policy.
+	defaultPropagation metav1.DeletionPropagation
+	// deleteGrace is the grace period of a DELETE (nil = kube's default of
+	// immediate deletion) given the options' value.
+	deleteGrace func(obj db.Object, requested *int64) int64
+}
+
+// resources are all the served resources.
+var resources = []*resource{podResource, jobResource}
+
+// gvk is the resource's kind with its group version.
+func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }
+
+// groupResource names the resource in errors ("jobs.batch", "pods").
+func (rs *resource) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: rs.gv.group, Resource: rs.plural}
+}
+
+// groupKind names the kind in validation errors ("Job.batch").
+func (rs *resource) groupKind() schema.GroupKind {
+	return schema.GroupKind{Group: rs.gv.group, Kind: rs.kind}
+}
+
+// setTypeMeta sets apiVersion and kind on an object about to go out.
+func (rs *resource) setTypeMeta(obj db.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(rs.gvk())
+}
+
+// objectFields are the field-selector fields every object has.
+func objectFields(obj db.Object) fields.Set {
+	return fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}
+}

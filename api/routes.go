@@ -1,0 +1,81 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+)
+
+// routes is the one route table of the API.
+func (s *server) routes(r *mux.Router) {
+	r.HandleFunc("/healthz", s.health)
+	r.HandleFunc("/livez", s.health)
+	r.HandleFunc("/readyz", s.ready)
+	r.HandleFunc("/version", s.version)
+
+	r.HandleFunc("/api", s.coreVersions)
+	r.HandleFunc("/apis", s.groupList)
+	r.HandleFunc("/openapi/v2", s.openAPIV2)
+	r.HandleFunc("/openapi/v3", s.openAPIV3Discovery)
+	r.HandleFunc("/openapi/v3/{gv:.+}", s.openAPIV3GroupVersion)
+
+	for _, gv := range groupVersions {
+		r.HandleFunc(gv.prefix(), s.resourceList(gv))
+		if gv.group != "" {
+			r.HandleFunc("/apis/"+gv.group, s.group(gv))
+		}
+	}
+	for _, rs := range resources {
+		s.resourceRoutes(r, rs)
+	}
+}
+
+// resourceRoutes registers the collection, object and subresource paths of
+// one resource. Methods are dispatched inside the handlers so that a wrong
+// method gets a MethodNotSupported Status.
+func (s *server) resourceRoutes(r *mux.Router, rs *resource) {
+	prefix := rs.gv.prefix()
+	collection := prefix + "/namespaces/{namespace}/" + rs.plural
+	object := collection + "/{name}"
+
+	r.HandleFunc(prefix+"/"+rs.plural, s.methods(rs, "", map[string]http.HandlerFunc{
+		http.MethodGet: s.list(rs),
+	}))
+	r.HandleFunc(collection, s.methods(rs, "", map[string]http.HandlerFunc{
+		http.MethodGet:  s.list(rs),
+		http.MethodPost: s.create(rs),
+	}))
+	r.HandleFunc(object, s.methods(rs, "", map[string]http.HandlerFunc{
+		http.MethodGet:    s.get(rs),
+		http.MethodPut:    s.update(rs, false),
+		http.MethodPatch:  s.patch(rs, false),
+		http.MethodDelete: s.delete(rs),
+	}))
+	r.HandleFunc(object+"/status", s.methods(rs, "status", map[string]http.HandlerFunc{
+		http.MethodGet:   s.get(rs),
+		http.MethodPut:   s.update(rs, true),
+		http.MethodPatch: s.patch(rs, true),
+	}))
+	if rs.hasLog {
+		r.HandleFunc(object+"/log", s.methods(rs, "log", map[string]http.HandlerFunc{
+			http.MethodGet: s.podLog,
+		}))
+	}
+}
+
+// methods dispatches on the request method; any other method is a 405
+// MethodNotSupported Status.
+func (s *server) methods(rs *resource, sub string, byMethod map[string]http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h, ok := byMethod[r.Method]
+		if !ok {
+			res := rs.groupResource()
+			if sub != "" {
+				res.Resource += "/" + sub
+			}
+			writeError(w, r, methodNotSupported(res, r.Method))
+			return
+		}
+		h(w, r)
+	}
+}

@@ -1,0 +1,238 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// generateNameAttempts bounds the retries of a generated name that is taken.
+const generateNameAttempts = 5
+
+// isDryRun reads ?dryRun= (only "All" is defined).
+func isDryRun(r *http.Request) (bool, error) {
+	switch v := r.URL.Query()["dryRun"]; {
+	case len(v) == 0:
+		return false, nil
+	case len(v) == 1 && v[0] == metav1.DryRunAll:
+		return true, nil
+	default:
+		return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dry run value: %v; the only valid value is %q", v, metav1.DryRunAll))
+	}
+}
+
+// decodeBody decodes the request body as an object of rs, checking its
+// apiVersion and kind against the endpoint and applying fieldValidation.
+func decodeBody(w http.ResponseWriter, r *http.Request, rs *resource) (db.Object, error) {
+	directive, err := validationDirective(r)
+	if err != nil {
+		return nil, err
+	}
+	data, strict, err := bodyJSON(r)
+	if err != nil {
+		return nil, err
+	}
+	obj := rs.store.New()
+	if err := decodeJSON(w, data, obj, directive, strict); err != nil {
+		return nil, err
+	}
+	if err := checkTypeMeta(rs, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// checkTypeMeta: a body's apiVersion and kind, when present, must be the
+// endpoint's.
+func checkTypeMeta(rs *resource, obj db.Object) error {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	want := rs.gvk()
+	if gvk.Version != "" && gvk.GroupVersion() != want.GroupVersion() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+			gvk.GroupVersion(), want.GroupVersion()))
+	}
+	if gvk.Kind != "" && gvk.Kind != want.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", gvk.Kind, want.Kind))
+	}
+	return nil
+}
+
+// checkNamespace puts the URL's namespace on obj, or refuses a different one.
+func checkNamespace(obj db.Object, ns string) error {
+	switch obj.GetNamespace() {
+	case "":
+		obj.SetNamespace(ns)
+	case ns:
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// create serves POST on a namespaced collection.
+func (s *server) create(rs *resource) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		obj, err := decodeBody(w, r, rs)
+		if err == nil {
+			err = checkNamespace(obj, mux.Vars(r)["namespace"])
+		}
+		dryRun, derr := isDryRun(r)
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		created, err := s.createObject(rs, obj, dryRun)
+		if err != nil {
+			writeError(w, r, statusFor(err, rs.groupResource(), obj.GetName()))
+			return
+		}
+		s.respond(w, r, rs, http.StatusCreated, created)
+	}
+}
+
+// createObject defaults, validates and stores a new object, choosing its
+// name from generateName (retrying a taken one) and its UID first, since
+// defaulting may use both.
+func (s *server) createObject(rs *resource, in db.Object, dryRun bool) (db.Object, error) {
+	clearSystemMeta(in)
+	for attempt := 1; ; attempt++ {
+		obj := in.DeepCopyObject().(db.Object)
+		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
+		if generated {
+			obj.SetName(obj.GetGenerateName() + rand.String(5))
+		}
+		obj.SetUID(uuid.NewUUID())
+		rs.prepareCreate(s, obj)
+		errs := validateObjectMeta(rs, obj)
+		errs = append(errs, rs.validateCreate(obj)...)
+		if len(errs) > 0 {
+			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
+		}
+		if dryRun {
+			obj.SetCreationTimestamp(metav1.Now())
+			obj.SetGeneration(1)
+			return obj, nil
+		}
+		err := s.store.Create(rs.store, obj)
+		if generated && errors.Is(err, db.ErrAlreadyExists) && attempt < generateNameAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, statusFor(err, rs.groupResource(), obj.GetName())
+		}
+		return obj, nil
+	}
+}
+
+// clearSystemMeta drops the metadata a client may not set on create.
+func clearSystemMeta(obj db.Object) {
+	obj.SetResourceVersion("")
+	obj.SetUID("")
+	obj.SetCreationTimestamp(metav1.Time{})
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	obj.SetGeneration(0)
+	obj.SetSelfLink("")
+}
+
+// validateObjectMeta validates a new object's metadata.
+func validateObjectMeta(rs *resource, obj db.Object) field.ErrorList {
+	return apivalidation.ValidateObjectMetaAccessor(obj, rs.store.Namespaced, apivalidation.NameIsDNSSubdomain,
+		field.NewPath("metadata"))
+}
+
+// update serves PUT of an object or of its status.
+func (s *server) update(rs *resource, status bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := mux.Vars(r)
+		obj, err := decodeBody(w, r, rs)
+		if err == nil {
+			err = checkNamespace(obj, v["namespace"])
+		}
+		if err == nil && obj.GetName() != v["name"] {
+			err = apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), v["name"]))
+		}
+		dryRun, derr := isDryRun(r)
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out, err := s.updateObject(rs, v["namespace"], v["name"], status, dryRun, func(db.Object) (db.Object, error) {
+			return obj, nil
+		})
+		if err != nil {
+			writeError(w, r, statusFor(err, rs.groupResource(), v["name"]))
+			return
+		}
+		s.respond(w, r, rs, http.StatusOK, out)
+	}
+}
+
+// updateObject replaces the stored object with what change makes of it, in
+// one transaction: kube's update rules (status only through /status, which
+// keeps the rest; generation bumped on a spec change; metadata the client
+// may not change kept) and validation apply.
+func (s *server) updateObject(rs *resource, ns, name string, status, dryRun bool,
+	change func(old db.Object) (db.Object, error)) (db.Object, error) {
+	var out db.Object
+	err := s.store.Write(func(tx *db.Tx) error {
+		old, err := tx.Get(rs.store, ns, name)
+		if err != nil {
+			return err
+		}
+		obj, err := change(old.DeepCopyObject().(db.Object))
+		if err != nil {
+			return err
+		}
+		if uid := obj.GetUID(); uid != "" && uid != old.GetUID() {
+			return apierrors.NewConflict(rs.groupResource(), name, fmt.Errorf(
+				"Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, old.GetUID()))
+		}
+		rs.prepareUpdate(obj, old, status)
+		keepSystemMeta(obj, old)
+		if !equality.Semantic.DeepEqual(rs.spec(obj), rs.spec(old)) {
+			obj.SetGeneration(old.GetGeneration() + 1)
+		}
+		errs := apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata"))
+		errs = append(errs, validateObjectMeta(rs, obj)...)
+		if !status {
+			errs = append(errs, rs.validateUpdate(obj, old)...)
+		}
+		if len(errs) > 0 {
+			return apierrors.NewInvalid(rs.groupKind(), name, errs)
+		}
+		out = obj
+		if dryRun {
+			return nil
+		}
+		return tx.Update(rs.store, obj)
+	})
+	return out, err
+}
+
+// keepSystemMeta keeps the metadata only the server sets.
+func keepSystemMeta(obj, old db.Object) {
+	obj.SetUID(old.GetUID())
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	obj.SetGeneration(old.GetGeneration())
+	obj.SetSelfLink("")
+}
