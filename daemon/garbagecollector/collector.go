@@ -1,0 +1,309 @@
+// Package garbagecollector deletes what ownerReferences say must go: Pods
+// whose owning Job no longer exists (background propagation), and the Pods
+// of a Job deleted with foreground propagation, before the Job itself. It
+// talks only to the store.
+//
+// NOTE: a small part of Kubernetes' garbage collector: owners are Jobs
+// (batch/v1) and dependents Pods, the only kinds skiff stores. Orphan
+// propagation is done by the API server, which strips the ownerReferences
+// in the delete transaction.
+package garbagecollector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// errNothing rolls back a transaction that found nothing to do, so that a
+// check costs no commit.
+var errNothing = errors.New("nothing to do")
+
+// Collector is the garbage collector. Create it with New, start it with Run.
+type Collector struct {
+	store *db.Store
+	queue *workQueue
+
+	mu         sync.Mutex
+	jobs       map[types.UID]bool            // Jobs known to exist
+	foreground map[types.UID]bool            // Jobs known to be in foreground deletion
+	dependents map[types.UID]map[string]bool // owner Job UID → names of pods referring to it
+	owners     map[podName][]types.UID       // pod → the Job UIDs it refers to
+}
+
+type podName struct{ namespace, name string }
+
+// item is a unit of work: a pod to check for missing owners, or a Job in
+// foreground deletion to advance.
+type item struct {
+	job             bool
+	namespace, name string
+}
+
+// New returns a garbage collector over store.
+func New(store *db.Store) *Collector {
+	return &Collector{
+		store:      store,
+		queue:      newWorkQueue(),
+		jobs:       map[types.UID]bool{},
+		foreground: map[types.UID]bool{},
+		dependents: map[types.UID]map[string]bool{},
+		owners:     map[podName][]types.UID{},
+	}
+}
+
+// Run lists and watches Jobs and Pods and collects garbage until ctx ends.
+// It returns nil when ctx ends, or the error that stopped it.
+func (c *Collector) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobWatch, err := c.listWatch(ctx, db.Jobs, c.onJobList)
+	if err != nil {
+		return err
+	}
+	podWatch, err := c.listWatch(ctx, db.Pods, c.onPodList)
+	if err != nil {
+		jobWatch.Stop()
+		return err
+	}
+	logrus.WithContext(ctx).Info("garbage collector started")
+
+	errs := make(chan error, 2)
+	var wg sync.WaitGroup
+	consume := func(r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) {
+		defer wg.Done()
+		if err := c.consume(ctx, r, w, onList, onEvent); err != nil {
+			errs <- err
+			cancel()
+		}
+	}
+	wg.Add(3)
+	go consume(db.Jobs, jobWatch, c.onJobList, c.onJobEvent)
+	go consume(db.Pods, podWatch, c.onPodList, c.onPodEvent)
+	go func() {
+		defer wg.Done()
+		c.work(ctx)
+	}()
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func (c *Collector) work(ctx context.Context) {
+	for {
+		it, ok := c.queue.next(ctx)
+		if !ok {
+			return
+		}
+		var err error
+		if it.job {
+			err = c.advanceForeground(ctx, it.namespace, it.name)
+		} else {
+			err = c.collectPod(ctx, it.namespace, it.name)
+		}
+		if err != nil && ctx.Err() == nil {
+			logrus.WithContext(ctx).WithError(err).Error("garbage collection failed; retrying")
+			c.queue.addAfter(it, time.Second)
+		}
+	}
+}
+
+// collectPod deletes the pod if every owner it names is gone.
+func (c *Collector) collectPod(ctx context.Context, namespace, name string) error {
+	var deleted bool
+	err := c.store.Write(func(tx *db.Tx) error {
+		p, err := getPod(tx, namespace, name)
+		if err != nil {
+			return err
+		}
+		if p == nil || p.DeletionTimestamp != nil {
+			return errNothing
+		}
+		refs := jobOwners(p)
+		if len(refs) == 0 || len(refs) != len(p.OwnerReferences) {
+			return errNothing // no owner, or owners of kinds we do not store
+		}
+		for _, ref := range refs {
+			job, err := getJob(tx, namespace, ref.Name)
+			if err != nil {
+				return err
+			}
+			if job != nil && job.UID == ref.UID {
+				return errNothing
+			}
+		}
+		deleted = true
+		return deleteDependent(tx, p)
+	})
+	if err != nil && !errors.Is(err, errNothing) {
+		return fmt.Errorf("collecting pod %s/%s: %w", namespace, name, err)
+	}
+	if deleted {
+		logrus.WithContext(ctx).WithField("pod", namespace+"/"+name).Info("deleted pod whose owner is gone")
+	}
+	return nil
+}
+
+// advanceForeground deletes the dependents of a Job in foreground deletion
+// and, once none that blocks its deletion remains, removes the
+// foregroundDeletion finalizer, which lets the store delete the Job.
+func (c *Collector) advanceForeground(ctx context.Context, namespace, name string) error {
+	var finalized bool
+	err := c.store.Write(func(tx *db.Tx) error {
+		job, err := getJob(tx, namespace, name)
+		if err != nil {
+			return err
+		}
+		if job == nil || !inForegroundDeletion(job) {
+			return errNothing
+		}
+		blocking, changed := 0, false
+		for _, podName := range c.dependentsOf(job.UID) {
+			p, err := getPod(tx, namespace, podName)
+			if err != nil {
+				return err
+			}
+			ref := ownerRef(p, job.UID)
+			if ref == nil {
+				continue
+			}
+			if p.DeletionTimestamp == nil {
+				if err := deleteDependent(tx, p); err != nil {
+					return err
+				}
+				changed = true
+			}
+			if ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+				if _, err := tx.Get(db.Pods, namespace, podName); err == nil {
+					blocking++
+				}
+			}
+		}
+		if blocking > 0 && !changed {
+			return errNothing
+		}
+		if blocking > 0 {
+			return nil
+		}
+		job.Finalizers = withoutFinalizer(job.Finalizers, metav1.FinalizerDeleteDependents)
+		finalized = true
+		if err := tx.Update(db.Jobs, job); err != nil && !errors.Is(err, db.ErrNotFound) {
+			return fmt.Errorf("removing finalizer %s: %w", metav1.FinalizerDeleteDependents, err)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNothing) {
+		return fmt.Errorf("foreground deletion of job %s/%s: %w", namespace, name, err)
+	}
+	if finalized {
+		logrus.WithContext(ctx).WithField("job", namespace+"/"+name).Info("dependents deleted; job released")
+	}
+	return nil
+}
+
+// deleteDependent deletes a pod gracefully, as kube-apiserver does for a
+// DELETE without a grace period: the pod's terminationGracePeriodSeconds,
+// or 0 when it was never scheduled or already finished.
+func deleteDependent(tx *db.Tx, p *corev1.Pod) error {
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *p.Spec.TerminationGracePeriodSeconds
+	}
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		grace = 0
+	}
+	if _, _, err := tx.DeleteGracefully(db.Pods, p.Namespace, p.Name, grace); err != nil && !errors.Is(err, db.ErrNotFound) {
+		return fmt.Errorf("deleting pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+func inForegroundDeletion(job *batchv1.Job) bool {
+	if job.DeletionTimestamp == nil {
+		return false
+	}
+	for _, f := range job.Finalizers {
+		if f == metav1.FinalizerDeleteDependents {
+			return true
+		}
+	}
+	return false
+}
+
+// jobOwners returns the pod's ownerReferences to batch/v1 Jobs.
+func jobOwners(p *corev1.Pod) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, ref := range p.OwnerReferences {
+		if ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// ownerRef returns p's ownerReference to uid, or nil (also for a nil p).
+func ownerRef(p *corev1.Pod, uid types.UID) *metav1.OwnerReference {
+	if p == nil {
+		return nil
+	}
+	for i := range p.OwnerReferences {
+		if p.OwnerReferences[i].UID == uid {
+			return &p.OwnerReferences[i]
+		}
+	}
+	return nil
+}
+
+func withoutFinalizer(finalizers []string, drop string) []string {
+	var out []string
+	for _, f := range finalizers {
+		if f != drop {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func getJob(tx *db.Tx, namespace, name string) (*batchv1.Job, error) {
+	obj, err := tx.Get(db.Jobs, namespace, name)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting job %s: %w", name, err)
+	}
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return nil, fmt.Errorf("getting job %s: unexpected %T", name, obj)
+	}
+	return job, nil
+}
+
+func getPod(tx *db.Tx, namespace, name string) (*corev1.Pod, error) {
+	obj, err := tx.Get(db.Pods, namespace, name)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting pod %s: %w", name, err)
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("getting pod %s: unexpected %T", name, obj)
+	}
+	return p, nil
+}

@@ -1,0 +1,199 @@
+package garbagecollector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sirupsen/logrus"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// The collector's graph: which Jobs exist and which pods refer to each. It
+// only decides what to look at; every decision is re-checked against the
+// store inside the write transaction.
+
+func (c *Collector) onJobList(objs []db.Object) {
+	for _, o := range objs {
+		if j, ok := o.(*batchv1.Job); ok {
+			c.observeJob(j)
+		}
+	}
+}
+
+func (c *Collector) onJobEvent(ev db.Event) {
+	j, ok := ev.Object.(*batchv1.Job)
+	if !ok {
+		return
+	}
+	if ev.Type != watch.Deleted {
+		c.observeJob(j)
+		return
+	}
+	c.mu.Lock()
+	delete(c.jobs, j.UID)
+	delete(c.foreground, j.UID)
+	deps := c.dependentsLocked(j.UID)
+	c.mu.Unlock()
+	for _, name := range deps {
+		c.queue.add(item{namespace: j.Namespace, name: name})
+	}
+}
+
+func (c *Collector) observeJob(j *batchv1.Job) {
+	fg := inForegroundDeletion(j)
+	c.mu.Lock()
+	c.jobs[j.UID] = true
+	if fg {
+		c.foreground[j.UID] = true
+	}
+	c.mu.Unlock()
+	if fg {
+		c.queue.add(item{job: true, namespace: j.Namespace, name: j.Name})
+	}
+}
+
+func (c *Collector) onPodList(objs []db.Object) {
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			c.observePod(p)
+		}
+	}
+}
+
+func (c *Collector) onPodEvent(ev db.Event) {
+	p, ok := ev.Object.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if ev.Type != watch.Deleted {
+		c.observePod(p)
+		return
+	}
+	c.mu.Lock()
+	c.unlinkLocked(podName{p.Namespace, p.Name})
+	var waiting []string
+	for _, ref := range jobOwners(p) {
+		if c.foreground[ref.UID] {
+			waiting = append(waiting, ref.Name)
+		}
+	}
+	c.mu.Unlock()
+	// A Job in foreground deletion may now have no dependent left.
+	for _, name := range waiting {
+		c.queue.add(item{job: true, namespace: p.Namespace, name: name})
+	}
+}
+
+// observePod links the pod to the Jobs it names and queues a check when one
+// of them is not known to exist (the check reads the store, so a Job whose
+// event is still on its way is not mistaken for a gone one).
+func (c *Collector) observePod(p *corev1.Pod) {
+	n := podName{p.Namespace, p.Name}
+	refs := jobOwners(p)
+	c.mu.Lock()
+	c.unlinkLocked(n)
+	missing := false
+	var uids []types.UID
+	for _, ref := range refs {
+		uids = append(uids, ref.UID)
+		if c.dependents[ref.UID] == nil {
+			c.dependents[ref.UID] = map[string]bool{}
+		}
+		c.dependents[ref.UID][p.Name] = true
+		missing = missing || !c.jobs[ref.UID]
+	}
+	if len(uids) > 0 {
+		c.owners[n] = uids
+	}
+	c.mu.Unlock()
+	if missing && p.DeletionTimestamp == nil {
+		c.queue.add(item{namespace: p.Namespace, name: p.Name})
+	}
+}
+
+// dependentsOf returns the names of the pods known to refer to uid.
+func (c *Collector) dependentsOf(uid types.UID) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dependentsLocked(uid)
+}
+
+func (c *Collector) dependentsLocked(uid types.UID) []string {
+	out := make([]string, 0, len(c.dependents[uid]))
+	for name := range c.dependents[uid] {
+		out = append(out, name)
+	}
+	return out
+}
+
+func (c *Collector) unlinkLocked(n podName) {
+	for _, uid := range c.owners[n] {
+		delete(c.dependents[uid], n.name)
+		if len(c.dependents[uid]) == 0 {
+			delete(c.dependents, uid)
+		}
+	}
+	delete(c.owners, n)
+}
+
+// listWatch lists r, hands the objects to onList and returns a watch that
+// continues exactly after the list.
+func (c *Collector) listWatch(ctx context.Context, r db.Resource, onList func([]db.Object)) (*db.Watcher, error) {
+	objs, rv, err := c.store.List(r, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+	}
+	if rv == 0 {
+		// NOTE: Watch(0) means "from now": watch first, then list again,
+		// so that nothing written in between is missed.
+		w, err := c.store.Watch(ctx, r, 0)
+		if err != nil {
+			return nil, fmt.Errorf("watching %s: %w", r.Name, err)
+		}
+		if objs, _, err = c.store.List(r, "", nil); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+		}
+		onList(objs)
+		return w, nil
+	}
+	onList(objs)
+	w, err := c.store.Watch(ctx, r, rv)
+	if err != nil {
+		return nil, fmt.Errorf("watching %s: %w", r.Name, err)
+	}
+	return w, nil
+}
+
+// consume handles w's events, relisting when the watch expires or falls
+// behind, until ctx ends or the store closes.
+func (c *Collector) consume(ctx context.Context, r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) error {
+	for {
+		for ev := range w.Events() {
+			onEvent(ev)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := w.Err(); errors.Is(err, db.ErrClosed) {
+			return fmt.Errorf("watching %s: %w", r.Name, err)
+		} else {
+			logrus.WithContext(ctx).WithError(err).WithField("resource", r.Name).Warn("watch ended; relisting")
+		}
+		var err error
+		for {
+			if w, err = c.listWatch(ctx, r, onList); err == nil || !errors.Is(err, db.ErrExpired) {
+				break
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
