@@ -56,7 +56,9 @@ func Write(ctx context.Context, w io.Writer, path string, attempt int, opts Opti
 		f.Close()
 		return nil
 	}
-	if opts.TailLines != nil {
+	// NOTE: the API rejects a negative tailLines; here it means all lines,
+	// as in the kubelet.
+	if opts.TailLines != nil && *opts.TailLines >= 0 {
 		if err := seekTail(f, *opts.TailLines, out); err != nil {
 			f.Close()
 			return err

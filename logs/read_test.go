@@ -53,6 +53,7 @@ func TestWrite(t *testing.T) {
 		"tail 2":                     {entries: mixedLog, opts: Options{TailLines: ptr[int64](2)}, want: "four\nunfinished"},
 		"tail 3":                     {entries: mixedLog, opts: Options{TailLines: ptr[int64](3)}, want: "two\nfour\nunfinished"},
 		"tail 4":                     {entries: mixedLog, opts: Options{TailLines: ptr[int64](4)}, want: "three\ntwo\nfour\nunfinished"},
+		"tail negative is all":       {entries: mixedLog, opts: Options{TailLines: ptr[int64](-1)}, want: "one\nthree\ntwo\nfour\nunfinished"},
 		"tail more than all":         {entries: mixedLog, opts: Options{TailLines: ptr[int64](100)}, want: "one\nthree\ntwo\nfour\nunfinished"},
 		"tail then since": {
 			entries: mixedLog,
