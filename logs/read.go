@@ -43,9 +43,13 @@ type Follow struct {
 // lines older than it by their first entry's time; LimitBytes counts output
 // bytes, timestamps included, and may cut the last line. A file is drained
 // (left for the next attempt or ended) only once its driver has released its
-// lock. A missing file is an error wrapping os.ErrNotExist; when ctx ends
-// Write returns ctx.Err(). If w has a Flush() method (http.Flusher), it is
-// called whenever Write has caught up with the file.
+// lock. Next is asked with attempt for the first file, attempt+1 for the file
+// it returned, and so on, while the current file is being streamed.
+// Timestamps have a fixed nine-digit fraction, as the kubelet prints them.
+//
+// A missing file is an error wrapping os.ErrNotExist; when ctx ends Write
+// returns ctx.Err(). If w has a Flush() method (http.Flusher), it is called
+// whenever Write has caught up with the file.
 func Write(ctx context.Context, w io.Writer, path string, attempt int, opts Options, follow *Follow) error {
 	f, err := os.Open(path)
 	if err != nil {
