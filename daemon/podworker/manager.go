@@ -76,16 +76,41 @@ func (m *Manager) now() time.Time { return m.cfg.Now() }
 func (m *Manager) Run(ctx context.Context) error {
 	defer m.wg.Wait()
 	for {
-		since, err := m.recover(ctx)
-		if err != nil {
-			return err
-		}
-		err = m.follow(ctx, since)
+		err := m.recoverAndFollow(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
+		if errors.Is(err, db.ErrClosed) {
+			return err
+		}
 		logrus.WithError(err).Warn("pod watch ended; recovering again")
 	}
+}
+
+// recoverAndFollow starts watching before it lists, so no change falls
+// between the list and the watch; events the list already saw are skipped.
+func (m *Manager) recoverAndFollow(ctx context.Context) error {
+	w, err := m.cfg.Store.Watch(ctx, db.Pods, 0)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	listed, err := m.recover(ctx)
+	if err != nil {
+		return err
+	}
+	for ev := range w.Events() {
+		if ev.RV <= listed {
+			continue
+		}
+		pod := ev.Object.(*corev1.Pod)
+		if ev.Type == watch.Deleted {
+			m.forget(pod)
+			continue
+		}
+		m.observe(ctx, pod, nil)
+	}
+	return w.Err()
 }
 
 // recover lists containerd's containers and the stored pods, starts a
@@ -122,24 +147,6 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 	}
 	m.removeOrphanLogs(known)
 	return rv, nil
-}
-
-// follow applies pod changes after resourceVersion since.
-func (m *Manager) follow(ctx context.Context, since uint64) error {
-	w, err := m.cfg.Store.Watch(ctx, db.Pods, since)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.Events() {
-		pod := ev.Object.(*corev1.Pod)
-		if ev.Type == watch.Deleted {
-			m.forget(pod)
-			continue
-		}
-		m.observe(ctx, pod, nil)
-	}
-	return w.Err()
 }
 
 func (m *Manager) isOurs(pod *corev1.Pod) bool {
