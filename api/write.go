@@ -6,9 +6,9 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -200,6 +200,9 @@ func (s *server) updateObject(rs *resource, ns, name string, status, dryRun bool
 		obj, err := change(old.DeepCopyObject().(db.Object))
 		if err != nil {
 			return err
+		}
+		if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
+			return db.ErrConflict
 		}
 		if uid := obj.GetUID(); uid != "" && uid != old.GetUID() {
 			return apierrors.NewConflict(rs.groupResource(), name, fmt.Errorf(

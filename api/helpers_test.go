@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// testServer is an API server over a real store in a temp dir.
+type testServer struct {
+	*httptest.Server
+	store   *db.Store
+	logRoot string
+}
+
+func newTestServer(t testing.TB) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := db.Open(filepath.Join(dir, "skiff.db"))
+	if err != nil {
+		t.Fatalf("opening store: %v", err)
+	}
+	ts := &testServer{store: store, logRoot: filepath.Join(dir, "logs")}
+	ts.Server = httptest.NewServer(New(Config{
+		Store:    store,
+		LogRoot:  ts.logRoot,
+		NodeName: "node-a",
+		Ready:    func(context.Context) error { return nil },
+		Version:  version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"},
+	}))
+	t.Cleanup(func() {
+		ts.Close()
+		_ = store.Close()
+	})
+	return ts
+}
+
+// response is what a test request got back.
+type response struct {
+	code   int
+	body   string
+	header http.Header
+}
+
+// do sends a request; headers are "Name: value" strings.
+func (ts *testServer) do(t testing.TB, method, path, body string, headers ...string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("building request: %v", err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading body: %v", err)
+	}
+	return response{code: resp.StatusCode, body: string(data), header: resp.Header}
+}
