@@ -1,6 +1,7 @@
 package jobcontroller
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -406,6 +407,75 @@ func TestOrphanedPodIsReleased(t *testing.T) {
 		}
 		if hasTrackingFinalizer(obj.(*corev1.Pod)) {
 			return fmt.Errorf("pod keeps the finalizer")
+		}
+		return nil
+	})
+}
+
+func TestJobBeingDeletedReleasesPodsAndCreatesNone(t *testing.T) {
+	s := openStore(t)
+	startController(t, Config{Store: s})
+	job := createJob(t, s, newJob("job-k", func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](2), ptr.To[int32](5)
+	}))
+	pods := waitActivePods(t, s, job.UID, 2)
+	runPod(t, s, pods[0], true, 0)
+	runPod(t, s, pods[1], true, 0)
+	// Foreground deletion as the API server does it.
+	modifyJob(t, s, "job-k", func(j *batchv1.Job) { j.Finalizers = []string{metav1.FinalizerDeleteDependents} })
+	if _, _, err := s.DeleteGracefully(db.Jobs, testNS, "job-k", 0); err != nil {
+		t.Fatalf("deleting job: %v", err)
+	}
+	waitFor(t, "finalizers released", func() error {
+		for _, p := range podsOf(t, s, job.UID) {
+			if hasTrackingFinalizer(p) {
+				return fmt.Errorf("pod %s keeps the finalizer", p.Name)
+			}
+		}
+		return nil
+	})
+	finishPod(t, s, pods[0], 0, time.Now())
+	waitJob(t, s, "job-k", func(st batchv1.JobStatus) error {
+		if st.Active != 1 {
+			return fmt.Errorf("active %d", st.Active)
+		}
+		return nil
+	})
+	if n := len(podsOf(t, s, job.UID)); n != 2 {
+		t.Errorf("%d pods, want 2: a Job being deleted creates none", n)
+	}
+}
+
+func TestCountedPodsLeaveTheHotPath(t *testing.T) {
+	s := openStore(t)
+	cfg := Config{Store: s}
+	c := New(cfg)
+	c.cfg.BackoffBase = time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	job := createJob(t, s, newJob("job-l", func(j *batchv1.Job) {
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To[int32](5), ptr.To[int32](40)
+	}))
+	for finished := 0; finished < 40; {
+		for _, p := range waitActivePods(t, s, job.UID, min(5, 40-finished)) {
+			finishPod(t, s, p, 0, time.Now())
+			finished++
+		}
+		waitJob(t, s, "job-l", func(st batchv1.JobStatus) error {
+			if int(st.Succeeded) != finished {
+				return fmt.Errorf("succeeded %d, want %d", st.Succeeded, finished)
+			}
+			return nil
+		})
+	}
+	waitJob(t, s, "job-l", hasCondition(batchv1.JobComplete))
+	waitFor(t, "no tracked pod left", func() error {
+		tracked, _ := c.index.tracked(jobKey{testNS, "job-l"}, job.UID)
+		if n := len(tracked[job.UID]); n != 0 {
+			return fmt.Errorf("%d pods still tracked", n)
 		}
 		return nil
 	})
