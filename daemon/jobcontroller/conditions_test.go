@@ -115,4 +115,3 @@ func TestFinishingCondition(t *testing.T) {
 		})
 	}
 }
-

@@ -256,7 +256,11 @@ func TestDecide(t *testing.T) {
 				testPod("running", corev1.PodRunning),
 			},
 			want: planView{
-				Status:  status(func(st *batchv1.JobStatus) { st.Active = 1; st.Ready = ptr.To[int32](1); st.Terminating = ptr.To[int32](2) }),
+				Status: status(func(st *batchv1.JobStatus) {
+					st.Active = 1
+					st.Ready = ptr.To[int32](1)
+					st.Terminating = ptr.To[int32](2)
+				}),
 				Deletes: []string{"pending", "running"},
 				Release: []string{"pending", "running"},
 			},

@@ -6,4 +6,4 @@ import (
 )
 
 func podFailurePolicyFailJob(job *batchv1.Job, pods []*corev1.Pod) (string, bool) { return "", false }
-func countsAsFailure(job *batchv1.Job, p *corev1.Pod) bool                       { return true }
+func countsAsFailure(job *batchv1.Job, p *corev1.Pod) bool                        { return true }
