@@ -152,8 +152,8 @@ func TestHandlerStatusCodes(t *testing.T) {
 			req: request{"PUT", jobsPath + "/a", jobJSON("a"), nil}, wantCode: 404,
 		},
 		"put stale resourceVersion": {
-			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
-			req: request{"PUT", jobsPath + "/a", strings.Replace(jobJSON("a"), `"name":"a"`, `"name":"a","resourceVersion":"999"`, 1), nil},
+			setup:    []request{{"POST", jobsPath, jobJSON("a"), nil}},
+			req:      request{"PUT", jobsPath + "/a", strings.Replace(jobJSON("a"), `"name":"a"`, `"name":"a","resourceVersion":"999"`, 1), nil},
 			wantCode: 409, wantReason: metav1.StatusReasonConflict,
 		},
 		"patch unsupported type": {
