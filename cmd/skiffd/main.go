@@ -1,0 +1,68 @@
+// Command skiffd serves the Kubernetes Job and Pod API on one machine and
+// runs the pods through containerd. Run as `skiffd log-driver PATH` it is
+// the containerd log driver that writes one container's log file.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/skiff-sh/skiff/daemon"
+	"github.com/skiff-sh/skiff/logs"
+)
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == logs.DriverArg {
+		if err := logs.RunDriver(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "skiffd log-driver:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "skiffd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("skiffd", flag.ContinueOnError)
+	var cfg daemon.Config
+	fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/skiff", "directory for the store, logs and the embedded containerd")
+	fs.StringVar(&cfg.ContainerdAddress, "containerd-address", "/run/containerd/containerd.sock", "containerd socket; if none answers, skiffd starts its own containerd")
+	fs.StringVar(&cfg.ContainerdNamespace, "containerd-namespace", "skiff", "containerd namespace for skiff's images and containers")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:7070", "TCP address of the API (plain HTTP; keep it on loopback)")
+	fs.StringVar(&cfg.Socket, "socket", "/run/skiff/skiff.sock", "unix socket of the API (root only)")
+	fs.DurationVar(&cfg.PodBackoffBase, "pod-backoff-base", 10*time.Second, "delay before a failed Job pod is replaced, doubled per failure")
+	fs.DurationVar(&cfg.PodBackoffMax, "pod-backoff-max", 10*time.Minute, "cap of the Job pod replacement delay")
+	fs.DurationVar(&cfg.RestartBackoffBase, "restart-backoff-base", 10*time.Second, "delay before a crashed container is restarted, doubled per restart (CrashLoopBackOff)")
+	fs.DurationVar(&cfg.RestartBackoffMax, "restart-backoff-max", 5*time.Minute, "cap of the container restart delay")
+	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
+	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
+		cfg.ImportImages = append(cfg.ImportImages, p)
+		return nil
+	})
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	level, err := logrus.ParseLevel(*logLevel)
+	if err != nil {
+		return err
+	}
+	logrus.SetLevel(level)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return daemon.Run(ctx, cfg)
+}

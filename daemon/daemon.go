@@ -1,0 +1,229 @@
+// Package daemon wires skiffd together: it opens the store, connects to (or
+// starts) containerd, recovers the pods, starts the controllers and serves
+// the API; on shutdown it stops them in reverse, leaving containers running.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/daemon/garbagecollector"
+	"github.com/skiff-sh/skiff/daemon/jobcontroller"
+	"github.com/skiff-sh/skiff/daemon/podworker"
+	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// Config is skiffd's configuration; cmd/skiffd fills it from flags.
+type Config struct {
+	DataDir             string
+	ContainerdAddress   string
+	ContainerdNamespace string
+	Listen              string // TCP address of the API; "" = none
+	Socket              string // unix socket of the API; "" = none
+	PodBackoffBase      time.Duration
+	PodBackoffMax       time.Duration
+	RestartBackoffBase  time.Duration
+	RestartBackoffMax   time.Duration
+	NodeName            string   // "" = the hostname
+	LogDriver           string   // binary the shim runs as log driver ("" = this executable)
+	ImportImages        []string // image tarballs (OCI or docker-archive) imported at start
+	// Ready, if set, is called with the API's addresses once skiffd serves.
+	Ready func(listen, socket string)
+}
+
+var _ podworker.Runtime = (*runtime.Runtime)(nil)
+
+// Run runs skiffd until ctx ends.
+func Run(ctx context.Context, cfg Config) (retErr error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	node, err := describeNode(cfg.NodeName)
+	if err != nil {
+		return err
+	}
+	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"))
+	if err != nil {
+		return fmt.Errorf("opening store: %w", err)
+	}
+	defer closeLogged("store", store.Close)
+
+	address, stopContainerd, err := connectContainerd(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer stopContainerd()
+	logDriver := cfg.LogDriver
+	if logDriver == "" {
+		if logDriver, err = os.Executable(); err != nil {
+			return fmt.Errorf("finding the log driver: %w", err)
+		}
+	}
+	rt, err := runtime.New(ctx, address, cfg.ContainerdNamespace, logDriver)
+	if err != nil {
+		return fmt.Errorf("connecting to containerd at %s: %w", address, err)
+	}
+	defer closeLogged("containerd client", rt.Close)
+	containerdVersion, err := rt.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("asking containerd its version: %w", err)
+	}
+	logrus.WithFields(logrus.Fields{"address": address, "version": containerdVersion}).Info("containerd connected")
+	if err := importImages(ctx, rt, cfg.ImportImages); err != nil {
+		return err
+	}
+
+	logRoot := filepath.Join(cfg.DataDir, "logs")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	goRun := func(name string, run func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(ctx); err != nil && ctx.Err() == nil {
+				errMu.Lock()
+				retErr = errors.Join(retErr, fmt.Errorf("%s: %w", name, err))
+				errMu.Unlock()
+				cancel()
+			}
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+
+	goRun("pod worker", podworker.New(podworker.Config{
+		Store:              store,
+		Runtime:            rt,
+		NodeName:           node.name,
+		HostIP:             node.hostIP,
+		LogRoot:            logRoot,
+		CPU:                node.cpu,
+		Memory:             node.memory,
+		RestartBackoffBase: cfg.RestartBackoffBase,
+		RestartBackoffMax:  cfg.RestartBackoffMax,
+	}).Run)
+	goRun("job controller", jobcontroller.New(jobcontroller.Config{
+		Store:       store,
+		BackoffBase: cfg.PodBackoffBase,
+		BackoffMax:  cfg.PodBackoffMax,
+	}).Run)
+	goRun("garbage collector", garbagecollector.New(store).Run)
+
+	handler := api.New(api.Config{
+		Store:    store,
+		LogRoot:  logRoot,
+		NodeName: node.name,
+		Version:  versionInfo(),
+		Ready: func(ctx context.Context) error {
+			_, err := rt.Version(ctx)
+			return err
+		},
+	})
+	servers, listen, socket, err := serve(cfg, handler)
+	if err != nil {
+		cancel()
+		return err
+	}
+	for _, s := range servers {
+		goRun("http server", s.run)
+	}
+	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.name}).Info("skiffd serving")
+	if cfg.Ready != nil {
+		cfg.Ready(listen, socket)
+	}
+	<-ctx.Done()
+	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	for _, s := range servers {
+		s.shutdown(shutdownCtx)
+	}
+	return nil
+}
+
+type server struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+func (s *server) run(context.Context) error {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *server) shutdown(ctx context.Context) {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+	}
+}
+
+// serve opens the TCP and unix listeners. The unix socket is root-only.
+func serve(cfg Config, h http.Handler) (servers []*server, listen, socket string, err error) {
+	newServer := func(ln net.Listener) *server {
+		// NOTE: no WriteTimeout: it would cut `logs -f` and watches.
+		return &server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}}
+	}
+	if cfg.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+		}
+		servers = append(servers, newServer(ln))
+		listen = ln.Addr().String()
+	}
+	if cfg.Socket != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.Socket), 0o755); err != nil {
+			return nil, "", "", fmt.Errorf("creating socket dir: %w", err)
+		}
+		if err := os.Remove(cfg.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, "", "", fmt.Errorf("removing stale socket: %w", err)
+		}
+		ln, err := net.Listen("unix", cfg.Socket)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("listening on %s: %w", cfg.Socket, err)
+		}
+		if err := os.Chmod(cfg.Socket, 0o600); err != nil {
+			ln.Close()
+			return nil, "", "", fmt.Errorf("restricting socket: %w", err)
+		}
+		servers = append(servers, newServer(ln))
+		socket = cfg.Socket
+	}
+	return servers, listen, socket, nil
+}
+
+// importImages side-loads image tarballs, for nodes without a registry.
+func importImages(ctx context.Context, rt *runtime.Runtime, paths []string) error {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("importing image: %w", err)
+		}
+		names, err := rt.ImportImage(ctx, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("importing image %s: %w", p, err)
+		}
+		logrus.WithFields(logrus.Fields{"file": p, "images": names}).Info("images imported")
+	}
+	return nil
+}
+
+func closeLogged(what string, close func() error) {
+	if err := close(); err != nil {
+		logrus.WithError(err).Errorf("closing %s", what)
+	}
+}

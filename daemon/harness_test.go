@@ -1,0 +1,271 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/skiff-sh/skiff/runtime/runtimetest"
+)
+
+// The private containerd every test of this package shares, and the
+// skiffd binary built once for them.
+var (
+	containerd *runtimetest.Env
+	skiffdBin  string
+	testImage  string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "skiff-daemon-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if testImage = os.Getenv(runtimetest.ImageEnv); testImage == "" {
+		fmt.Fprintf(os.Stderr, "%s must name the test image tarball (make test sets it)\n", runtimetest.ImageEnv)
+		return 1
+	}
+	skiffdBin = filepath.Join(dir, "skiffd")
+	build := exec.Command("go", "build", "-o", skiffdBin, "../cmd/skiffd")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building skiffd:", err)
+		return 1
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "containerd"), 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	containerd, err = runtimetest.Containerd(filepath.Join(dir, "containerd"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting containerd:", err)
+		return 1
+	}
+	defer containerd.Stop()
+	return m.Run()
+}
+
+// skiffd is one skiffd process under test.
+type skiffd struct {
+	t       testing.TB
+	dataDir string
+	socket  string
+	addr    string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	client  *kubernetes.Clientset
+	extra   []string
+}
+
+// newSkiffd prepares (but does not start) a skiffd with its own data dir and
+// containerd namespace, using millisecond back-offs.
+func newSkiffd(t testing.TB, extra ...string) *skiffd {
+	t.Helper()
+	sockDir, err := os.MkdirTemp("/tmp", "sk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	s := &skiffd{t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra}
+	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
+	s.client = kubernetes.NewForConfigOrDie(cfg)
+	return s
+}
+
+// start runs skiffd and waits until /readyz answers 200.
+func (s *skiffd) start() {
+	s.t.Helper()
+	args := []string{
+		"--data-dir", s.dataDir,
+		"--containerd-address", containerd.Address,
+		"--containerd-namespace", "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-")),
+		"--listen", s.addr,
+		"--socket", s.socket,
+		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
+		"--restart-backoff-base", "10ms", "--restart-backoff-max", "100ms",
+		"--log-level", "debug",
+		// Each test has its own containerd namespace: give it the test image.
+		"--import-image", testImage,
+	}
+	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
+	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "skiffd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.exited = make(chan struct{})
+	go func() { s.cmd.Wait(); logFile.Close(); close(s.exited) }()
+	s.t.Cleanup(func() {
+		s.stop()
+		if s.t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+			s.t.Logf("skiffd log:\n%s", tail(string(b), 60))
+		}
+	})
+	waitFor(s.t, 60*time.Second, "skiffd ready", func() (bool, error) {
+		select {
+		case <-s.exited:
+			return false, fmt.Errorf("skiffd exited")
+		default:
+		}
+		resp, err := http.Get("http://" + s.addr + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// kill sends SIGKILL to skiffd and waits for it to be gone.
+func (s *skiffd) kill() {
+	s.t.Helper()
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.exited
+}
+
+// stop asks skiffd to shut down (SIGTERM) and waits.
+func (s *skiffd) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitFor polls cond until it is true, fails on its error or the deadline.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// shJob is a Job running `sh -c script` in the test image.
+func shJob(name, script string, completions, parallelism, backoffLimit int32, policy corev1.RestartPolicy) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{
+			Completions:  &completions,
+			Parallelism:  &parallelism,
+			BackoffLimit: &backoffLimit,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy:                 policy,
+				TerminationGracePeriodSeconds: ptr(int64(1)),
+				Containers: []corev1.Container{{
+					Name:    "main",
+					Image:   "busybox:1.35",
+					Command: []string{"sh", "-c", script},
+				}},
+			}},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// waitJob waits until the Job has the condition type True.
+func waitJob(t testing.TB, c *kubernetes.Clientset, ns, name string, cond batchv1.JobConditionType, timeout time.Duration) *batchv1.Job {
+	t.Helper()
+	var job *batchv1.Job
+	waitFor(t, timeout, fmt.Sprintf("job %s condition %s", name, cond), func() (bool, error) {
+		j, err := c.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		job = j
+		for _, c := range j.Status.Conditions {
+			if c.Type == cond && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return job
+}
+
+func jobPods(t testing.TB, c *kubernetes.Clientset, job *batchv1.Job) []corev1.Pod {
+	t.Helper()
+	pods, err := c.CoreV1().Pods(job.Namespace).List(context.Background(), metav1.ListOptions{
+		LabelSelector: "batch.kubernetes.io/controller-uid=" + string(job.UID),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+func readAll(t *testing.T, r io.ReadCloser) string {
+	t.Helper()
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,81 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const kubectlJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: greet
+spec:
+  completions: 2
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox:1.35
+        command: ["sh", "-c", "echo hello from kubectl"]
+`
+
+// TestKubectlSession drives skiffd with the real kubectl as a user would.
+func TestKubectlSession(t *testing.T) {
+	t.Parallel()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("kubectl is needed for this test:", err)
+	}
+	s := newSkiffd(t)
+	s.start()
+	home := t.TempDir()
+	manifest := filepath.Join(home, "job.yaml")
+	if err := os.WriteFile(manifest, []byte(kubectlJob), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(kubectl, append([]string{"-s", "http://" + s.addr}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+		}
+		return string(out)
+	}
+
+	if out := run("create", "-f", manifest); !strings.Contains(out, "job.batch/greet created") {
+		t.Errorf("create said %q", out)
+	}
+	if out := run("wait", "--for=condition=complete", "job/greet", "--timeout=90s"); !strings.Contains(out, "job.batch/greet condition met") {
+		t.Errorf("wait said %q", out)
+	}
+	out := run("get", "jobs")
+	if !strings.Contains(out, "STATUS") || !strings.Contains(out, "COMPLETIONS") || !strings.Contains(out, "Complete") || !strings.Contains(out, "2/2") {
+		t.Errorf("get jobs:\n%s", out)
+	}
+	out = run("get", "pods")
+	if strings.Count(out, "Completed") != 2 || !strings.Contains(out, "greet-") {
+		t.Errorf("get pods:\n%s", out)
+	}
+	if out := run("logs", "job/greet"); strings.TrimSpace(out) != "hello from kubectl" {
+		t.Errorf("logs job/greet said %q", out)
+	}
+	if out := run("delete", "job", "greet"); !strings.Contains(out, `job.batch "greet" deleted`) {
+		t.Errorf("delete said %q", out)
+	}
+	// Background propagation: the pods go shortly after the Job.
+	waitFor(t, time.Minute, "the job's pods to be deleted", func() (bool, error) {
+		return strings.TrimSpace(run("get", "pods", "-o", "name")) == "", nil
+	})
+}

@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// Version is skiffd's version, reported as the server's gitVersion.
+var Version = "v1.34.0-skiff"
+
+// node describes this machine, the one node of skiff.
+type node struct {
+	name   string
+	hostIP string
+	cpu    resource.Quantity
+	memory resource.Quantity
+}
+
+func describeNode(name string) (node, error) {
+	if name == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return node{}, fmt.Errorf("reading hostname: %w", err)
+		}
+		name = strings.ToLower(host)
+	}
+	mem, err := memTotal()
+	if err != nil {
+		return node{}, err
+	}
+	return node{
+		name:   name,
+		hostIP: hostIP(),
+		cpu:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		memory: *resource.NewQuantity(mem, resource.BinarySI),
+	}, nil
+}
+
+// hostIP is the first global unicast IPv4 address of the machine, as the
+// kubelet picks the node's InternalIP; loopback when there is none.
+func hostIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			ipnet, ok := a.(*net.IPNet)
+			if ok && ipnet.IP.To4() != nil && ipnet.IP.IsGlobalUnicast() {
+				return ipnet.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+func memTotal() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("reading memory size: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing MemTotal: %w", err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no MemTotal in /proc/meminfo")
+}
+
+func versionInfo() version.Info {
+	return version.Info{
+		Major:      "1",
+		Minor:      "34",
+		GitVersion: Version,
+		GoVersion:  goruntime.Version(),
+		Compiler:   goruntime.Compiler,
+		Platform:   goruntime.GOOS + "/" + goruntime.GOARCH,
+	}
+}

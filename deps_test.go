@@ -1,0 +1,48 @@
+package skiff_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/skiff-sh/skiff"
+
+// TestDependencyDirection keeps the package layout of DESIGN.md true: the
+// leaves import no skiff package, api never sees containerd, and the
+// controllers talk to the store only.
+func TestDependencyDirection(t *testing.T) {
+	tests := map[string]struct {
+		pkg       string
+		forbidden []string
+	}{
+		"db is a leaf":              {"db", []string{module + "/"}},
+		"logs is a leaf":            {"logs", []string{module + "/"}},
+		"runtime is a leaf":         {"runtime", []string{module + "/"}},
+		"supervisor is a leaf":      {"runtime/supervisor", []string{module + "/"}},
+		"api never sees containerd": {"api", []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
+		"job controller uses the store only": {"daemon/jobcontroller", []string{
+			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"garbage collector uses the store only": {"daemon/garbagecollector", []string{
+			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"pod worker never imports api": {"daemon/podworker", []string{module + "/api"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "./"+tc.pkg).Output()
+			if err != nil {
+				t.Fatalf("go list -deps ./%s: %v", tc.pkg, err)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				if dep == module+"/"+tc.pkg {
+					continue
+				}
+				for _, f := range tc.forbidden {
+					if dep == strings.TrimSuffix(f, "/") || strings.HasPrefix(dep, f) {
+						t.Errorf("%s imports %s", tc.pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
