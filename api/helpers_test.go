@@ -21,10 +21,10 @@ type testServer struct {
 	logRoot string
 }
 
-func newTestServer(t testing.TB) *testServer {
+func newTestServer(t testing.TB, opts ...db.Option) *testServer {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := db.Open(filepath.Join(dir, "skiff.db"))
+	store, err := db.Open(filepath.Join(dir, "skiff.db"), opts...)
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}
