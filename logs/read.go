@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/containerd/log"
+	"github.com/sirupsen/logrus"
 )
 
 // pollInterval is how often a following reader looks for new data.
@@ -159,7 +159,7 @@ func (c *fileCopy) catchUp(ctx context.Context) error {
 		e, err := parseEntry(line)
 		if err != nil {
 			// NOTE: the kubelet skips lines it cannot parse, too.
-			log.G(ctx).WithError(err).WithField("path", c.path).Error("skipping log line")
+			logrus.WithError(err).WithField("path", c.path).Error("skipping log line")
 			continue
 		}
 		if l, ok := c.asm.add(e); ok {
