@@ -22,7 +22,7 @@ type syncInput struct {
 // syncPlan is what one sync does, applied in one transaction.
 type syncPlan struct {
 	status  batchv1.JobStatus
-	creates []int         // one per pod to create: its completion index, or noIndex
+	creates []podToCreate // pods to create
 	deletes []*corev1.Pod // pods to delete gracefully
 	release []*corev1.Pod // pods whose tracking finalizer comes off (counted, or given up)
 	backoff backoffRecord // the record once this plan is committed
@@ -56,7 +56,7 @@ func decide(in syncInput) syncPlan {
 	if finished == nil {
 		plan.requeue = deadlineRequeue(job, now)
 	}
-	idx := indexedState(job, pods.all, now)
+	idx := indexedState(job, pods)
 	if finished == nil {
 		finished = idx.finishing(job, now)
 	}

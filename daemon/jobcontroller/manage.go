@@ -29,7 +29,7 @@ type manageResult struct {
 	active       int32
 	deleted      int32 // pods deleted (now terminating)
 	deletedReady int32
-	creates      []int
+	creates      []podToCreate
 	deletes      []*corev1.Pod
 	requeue      time.Duration
 }
@@ -78,7 +78,7 @@ func manage(m manageInput) manageResult {
 	}
 	if !m.idx.indexed {
 		for i := int32(0); i < diff; i++ {
-			r.creates = append(r.creates, noIndex)
+			r.creates = append(r.creates, podToCreate{index: noIndex})
 		}
 	} else {
 		r.creates, r.requeue = m.idx.indexesToCreate(int(diff), m.in)

@@ -15,12 +15,11 @@ import (
 // NOTE: kube-apiserver's SimpleNameGenerator truncates the same way.
 const maxGenerateNameLength = 58
 
-// newPod is the pod the Job runs for a completion index (noIndex for
-// NonIndexed): the template's labels, annotations, finalizers and spec, the
+// newPod is the pod the Job runs (for a completion index, if Indexed): the template's labels, annotations, finalizers and spec, the
 // Job as controlling owner, and the tracking finalizer.
 //
 // NOTE: as Kubernetes' GetPodFromTemplate + the Job controller's additions.
-func newPod(job *batchv1.Job, index int) *corev1.Pod {
+func newPod(job *batchv1.Job, c podToCreate) *corev1.Pod {
 	tmpl := job.Spec.Template.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -33,8 +32,8 @@ func newPod(job *batchv1.Job, index int) *corev1.Pod {
 		},
 		Spec: tmpl.Spec,
 	}
-	if index != noIndex {
-		addIndex(pod, job, index)
+	if c.index != noIndex {
+		addIndex(pod, job, c)
 	}
 	return pod
 }

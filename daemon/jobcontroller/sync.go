@@ -111,8 +111,8 @@ func (c *Controller) apply(tx *db.Tx, job *batchv1.Job, plan syncPlan, res *sync
 			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 		}
 	}
-	for _, index := range plan.creates {
-		pod := newPod(job, index)
+	for _, create := range plan.creates {
+		pod := newPod(job, create)
 		if err := tx.Create(db.Pods, pod); err != nil {
 			return fmt.Errorf("creating pod for job %s: %w", job.Name, err)
 		}
