@@ -67,8 +67,8 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 }
 
 // logWriter writes text/plain log output, sending the header on the first
-// write (so that an error before any output is still a Status) and
-// flushing every write (for follow).
+// write (so that an error before any output is still a Status); logs.Write
+// flushes it whenever it has caught up with the file (for follow).
 type logWriter struct {
 	w       http.ResponseWriter
 	started bool
@@ -85,11 +85,15 @@ func (lw *logWriter) start() {
 
 func (lw *logWriter) Write(p []byte) (int, error) {
 	lw.start()
-	n, err := lw.w.Write(p)
+	return lw.w.Write(p)
+}
+
+// Flush sends what was written so far.
+func (lw *logWriter) Flush() {
+	lw.start()
 	if f, ok := lw.w.(http.Flusher); ok {
 		f.Flush()
 	}
-	return n, err
 }
 
 // parseLogRequest reads the /log query parameters.
