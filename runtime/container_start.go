@@ -53,11 +53,13 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 		stopWaiting()
 		return time.Time{}, nil, fmt.Errorf("waiting for task %q: %w", id, err)
 	}
+	// NOTE: taken before the start so that a quick exit is never stamped
+	// before it (the exit time comes from the shim, on the same clock).
+	startedAt = time.Now()
 	if err := task.Start(ctx); err != nil {
 		stopWaiting()
 		return time.Time{}, nil, fmt.Errorf("starting task %q: %w", id, err)
 	}
-	startedAt = time.Now()
 	if _, err := container.SetLabels(ctx, map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)}); err != nil {
 		logger(id).WithError(err).Error("recording start time")
 	}

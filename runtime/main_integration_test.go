@@ -106,11 +106,21 @@ func create(t *testing.T, rt *runtime.Runtime, cfg runtime.ContainerConfig) {
 	if err := rt.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := rt.Remove(context.Background(), cfg.ID); err != nil {
-			t.Errorf("removing %s: %v", cfg.ID, err)
-		}
-	})
+	t.Cleanup(func() { remove(t, cfg.ID) })
+}
+
+// remove removes container id through a Runtime of its own (the test's
+// may be closed by then).
+func remove(t *testing.T, id string) {
+	t.Helper()
+	rt, err := runtime.New(context.Background(), env.Address, env.Namespace, "/bin/false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Remove(context.Background(), id); err != nil {
+		t.Errorf("removing %s: %v", id, err)
+	}
 }
 
 // start creates and starts cfg's container.
