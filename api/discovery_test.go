@@ -1,0 +1,227 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+func TestHealth(t *testing.T) {
+	var ready error = errors.New("containerd not answering")
+	h := New(Config{Ready: func(context.Context) error { return ready }, Version: version.Info{GitVersion: "v1.34.0-skiff"}})
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	tests := []struct {
+		path     string
+		before   bool // query while not ready
+		wantCode int
+		wantBody string
+	}{
+		{"/readyz", true, 503, ""},
+		{"/livez", true, 200, "ok"},
+		{"/healthz", true, 200, "ok"},
+		{"/readyz", false, 200, "ok"},
+	}
+	for _, tc := range tests {
+		if !tc.before {
+			ready = nil
+		}
+		code, body := get(tc.path)
+		if code != tc.wantCode || (tc.wantBody != "" && body != tc.wantBody) {
+			t.Errorf("%s (not ready %v) = %d %q, want %d %q", tc.path, tc.before, code, body, tc.wantCode, tc.wantBody)
+		}
+	}
+	if code, body := get("/version"); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
+		t.Errorf("/version = %d %s", code, body)
+	}
+}
+
+func TestDiscovery(t *testing.T) {
+	ts := newTestServer(t)
+	var versions metav1.APIVersions
+	mustJSON(t, ts.mustDo(t, "GET", "/api", "").body, &versions)
+	if diff := cmp.Diff([]string{"v1"}, versions.Versions); diff != "" {
+		t.Errorf("/api (-want,+got):\n%s", diff)
+	}
+	var groups metav1.APIGroupList
+	mustJSON(t, ts.mustDo(t, "GET", "/apis", "").body, &groups)
+	if len(groups.Groups) != 1 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" {
+		t.Errorf("/apis = %+v", groups)
+	}
+	tests := map[string]struct {
+		path string
+		want []metav1.APIResource
+	}{
+		"core": {path: "/api/v1", want: []metav1.APIResource{
+			{Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod", ShortNames: []string{"po"}, Categories: []string{"all"},
+				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}},
+			{Name: "pods/status", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}},
+			{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get"}},
+		}},
+		"batch": {path: "/apis/batch/v1", want: []metav1.APIResource{
+			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
+				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}},
+			{Name: "jobs/status", Namespaced: true, Kind: "Job", Verbs: metav1.Verbs{"get", "patch", "update"}},
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := ts.mustDo(t, "GET", tc.path, "", "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+			if ct := r.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			var list metav1.APIResourceList
+			mustJSON(t, r.body, &list)
+			if diff := cmp.Diff(tc.want, list.APIResources); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, body string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("decoding %q: %v", body, err)
+	}
+}
+
+// gvkOf reads an x-kubernetes-group-version-kind extension.
+func gvkOf(t *testing.T, ext spec.Extensions) []map[string]string {
+	t.Helper()
+	var list []map[string]string
+	if err := ext.GetObject("x-kubernetes-group-version-kind", &list); err == nil {
+		return list
+	}
+	var one map[string]string
+	if err := ext.GetObject("x-kubernetes-group-version-kind", &one); err != nil {
+		return nil
+	}
+	return []map[string]string{one}
+}
+
+func TestOpenAPIV3(t *testing.T) {
+	ts := newTestServer(t)
+	var disc struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	mustJSON(t, ts.mustDo(t, "GET", "/openapi/v3", "").body, &disc)
+	var keys []string
+	for k := range disc.Paths {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1"}, keys); diff != "" {
+		t.Fatalf("paths (-want,+got):\n%s", diff)
+	}
+	tests := map[string]struct {
+		key, kind, group, patchPath, schema string
+	}{
+		"jobs": {key: "apis/batch/v1", kind: "Job", group: "batch", patchPath: "/apis/batch/v1/namespaces/{namespace}/jobs/{name}", schema: "io.k8s.api.batch.v1.Job"},
+		"pods": {key: "api/v1", kind: "Pod", group: "", patchPath: "/api/v1/namespaces/{namespace}/pods/{name}", schema: "io.k8s.api.core.v1.Pod"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var doc spec3.OpenAPI
+			mustJSON(t, ts.mustDo(t, "GET", disc.Paths[tc.key].ServerRelativeURL, "").body, &doc)
+			want := []map[string]string{{"group": tc.group, "version": "v1", "kind": tc.kind}}
+			// What kubectl checks to use server-side field validation: every
+			// PATCH operation of the kind lists fieldValidation.
+			patches := 0
+			for path, item := range doc.Paths.Paths {
+				op := item.Patch
+				if op == nil {
+					continue
+				}
+				patches++
+				if diff := cmp.Diff(want, gvkOf(t, op.Extensions)); diff != "" {
+					t.Errorf("%s PATCH gvk (-want,+got):\n%s", path, diff)
+				}
+				found := false
+				for _, p := range op.Parameters {
+					found = found || p.Name == "fieldValidation"
+				}
+				if !found {
+					t.Errorf("%s PATCH has no fieldValidation parameter", path)
+				}
+			}
+			if patches != 2 || doc.Paths.Paths[tc.patchPath] == nil {
+				t.Errorf("PATCH operations = %d, path %s present %v", patches, tc.patchPath, doc.Paths.Paths[tc.patchPath] != nil)
+			}
+			s := doc.Components.Schemas[tc.schema]
+			if s == nil {
+				t.Fatalf("no schema %s", tc.schema)
+			}
+			if diff := cmp.Diff(want, gvkOf(t, s.Extensions)); diff != "" {
+				t.Errorf("schema gvk (-want,+got):\n%s", diff)
+			}
+			spec := s.Properties["spec"]
+			if len(spec.AllOf) != 1 || spec.AllOf[0].Ref.String() == "" || spec.Description == "" {
+				t.Errorf("spec property is not a described allOf reference: %+v", spec)
+			}
+			if tm := doc.Components.Schemas["io.k8s.apimachinery.pkg.apis.meta.v1.Time"]; tm == nil || tm.Format != "date-time" {
+				t.Errorf("metav1.Time schema: %+v", tm)
+			}
+			c := doc.Components.Schemas["io.k8s.api.core.v1.Container"]
+			if c == nil || !cmp.Equal([]string{"name"}, c.Required) {
+				t.Errorf("Container required: %+v", c)
+			}
+			if got := c.Properties["env"].Extensions; got["x-kubernetes-patch-merge-key"] != "name" || got["x-kubernetes-patch-strategy"] != "merge" {
+				t.Errorf("Container.env patch extensions: %v", got)
+			}
+		})
+	}
+}
+
+func TestOpenAPIV3IntOrString(t *testing.T) {
+	var doc spec3.OpenAPI
+	data, err := json.Marshal(buildOpenAPIV3(version.Info{}, coreV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustJSON(t, string(data), &doc)
+	s := doc.Components.Schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]
+	if s == nil || len(s.OneOf) != 2 || s.Format != "int-or-string" {
+		t.Errorf("IntOrString: %+v", s)
+	}
+	q := doc.Components.Schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]
+	if q == nil || len(q.OneOf) != 2 {
+		t.Errorf("Quantity: %+v", q)
+	}
+}
+
+func TestOpenAPIV2(t *testing.T) {
+	ts := newTestServer(t)
+	var doc spec.Swagger
+	mustJSON(t, ts.mustDo(t, "GET", "/openapi/v2", "").body, &doc)
+	for _, name := range []string{"io.k8s.api.batch.v1.Job", "io.k8s.api.core.v1.Pod", "io.k8s.api.batch.v1.JobList"} {
+		if _, ok := doc.Definitions[name]; !ok {
+			t.Errorf("no definition %s", name)
+		}
+	}
+	r := ts.mustDo(t, "GET", "/openapi/v2", "", "Accept: "+mediaOpenAPIV2Proto)
+	var pb openapiv2.Document
+	if err := proto.Unmarshal([]byte(r.body), &pb); err != nil {
+		t.Fatalf("protobuf: %v", err)
+	}
+	if pb.Swagger != "2.0" || len(pb.Definitions.GetAdditionalProperties()) != len(doc.Definitions) {
+		t.Errorf("protobuf document: swagger %q, %d definitions", pb.Swagger, len(pb.Definitions.GetAdditionalProperties()))
+	}
+}
