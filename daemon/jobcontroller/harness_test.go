@@ -260,3 +260,5 @@ func stopDeletedPod(t *testing.T, s *db.Store, p *corev1.Pod) {
 		t.Fatalf("deleting pod %s: %v", p.Name, err)
 	}
 }
+
+func metav1Now() metav1.Time { return metav1.NewTime(time.Now()) }
