@@ -1,7 +1,8 @@
 // Package garbagecollector deletes what ownerReferences say must go: Pods
 // whose owning Job no longer exists (background propagation), and the Pods
 // of a Job deleted with foreground propagation, before the Job itself. It
-// talks only to the store.
+// also deletes finished Jobs once their ttlSecondsAfterFinished has passed
+// (the TTL-after-finished controller's role). It talks only to the store.
 //
 // NOTE: a small part of Kubernetes' garbage collector: owners are Jobs
 // (batch/v1) and dependents Pods, the only kinds skiff stores. Orphan
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +34,7 @@ var errNothing = errors.New("nothing to do")
 // Collector is the garbage collector. Create it with New, start it with Run.
 type Collector struct {
 	store *db.Store
+	clock clock.Clock
 	queue *workQueue
 
 	mu         sync.Mutex
@@ -43,23 +46,43 @@ type Collector struct {
 
 type podName struct{ namespace, name string }
 
-// item is a unit of work: a pod to check for missing owners, or a Job in
-// foreground deletion to advance.
+// item is a unit of work on a pod or a Job.
 type item struct {
-	job             bool
+	kind            itemKind
 	namespace, name string
 }
 
+type itemKind int
+
+const (
+	checkPod   itemKind = iota // a pod whose owners may be gone
+	foreground                 // a Job in foreground deletion to advance
+	expire                     // a finished Job whose ttlSecondsAfterFinished may have passed
+)
+
+// Option configures a Collector.
+type Option func(*Collector)
+
+// WithClock sets the clock TTLs are measured with (default: real time).
+func WithClock(clk clock.Clock) Option {
+	return func(c *Collector) { c.clock = clk }
+}
+
 // New returns a garbage collector over store.
-func New(store *db.Store) *Collector {
-	return &Collector{
+func New(store *db.Store, opts ...Option) *Collector {
+	c := &Collector{
 		store:      store,
-		queue:      newWorkQueue(),
+		clock:      clock.RealClock{},
 		jobs:       map[types.UID]bool{},
 		foreground: map[types.UID]bool{},
 		dependents: map[types.UID]map[string]bool{},
 		owners:     map[podName][]types.UID{},
 	}
+	for _, o := range opts {
+		o(c)
+	}
+	c.queue = newWorkQueue(c.clock)
+	return c
 }
 
 // Run lists and watches Jobs and Pods and collects garbage until ctx ends.
@@ -95,6 +118,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		c.work(ctx)
 	}()
 	wg.Wait()
+	c.queue.shutdown()
 	select {
 	case err := <-errs:
 		return err
@@ -110,10 +134,13 @@ func (c *Collector) work(ctx context.Context) {
 			return
 		}
 		var err error
-		if it.job {
-			err = c.advanceForeground(ctx, it.namespace, it.name)
-		} else {
+		switch it.kind {
+		case checkPod:
 			err = c.collectPod(ctx, it.namespace, it.name)
+		case foreground:
+			err = c.advanceForeground(ctx, it.namespace, it.name)
+		case expire:
+			err = c.expireJob(ctx, it.namespace, it.name)
 		}
 		if err != nil && ctx.Err() == nil {
 			logrus.WithContext(ctx).WithError(err).Error("garbage collection failed; retrying")

@@ -30,11 +30,11 @@ func openStore(t *testing.T) *db.Store {
 	return s
 }
 
-func startCollector(t *testing.T, s *db.Store) {
+func startCollector(t *testing.T, s *db.Store, opts ...Option) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- New(s).Run(ctx) }()
+	go func() { done <- New(s, opts...).Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

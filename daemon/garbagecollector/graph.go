@@ -41,7 +41,7 @@ func (c *Collector) onJobEvent(ev db.Event) {
 	deps := c.dependentsLocked(j.UID)
 	c.mu.Unlock()
 	for _, name := range deps {
-		c.queue.add(item{namespace: j.Namespace, name: name})
+		c.queue.add(item{kind: checkPod, namespace: j.Namespace, name: name})
 	}
 }
 
@@ -54,8 +54,9 @@ func (c *Collector) observeJob(j *batchv1.Job) {
 	}
 	c.mu.Unlock()
 	if fg {
-		c.queue.add(item{job: true, namespace: j.Namespace, name: j.Name})
+		c.queue.add(item{kind: foreground, namespace: j.Namespace, name: j.Name})
 	}
+	c.scheduleTTL(j)
 }
 
 func (c *Collector) onPodList(objs []db.Object) {
@@ -86,7 +87,7 @@ func (c *Collector) onPodEvent(ev db.Event) {
 	c.mu.Unlock()
 	// A Job in foreground deletion may now have no dependent left.
 	for _, name := range waiting {
-		c.queue.add(item{job: true, namespace: p.Namespace, name: name})
+		c.queue.add(item{kind: foreground, namespace: p.Namespace, name: name})
 	}
 }
 
@@ -113,7 +114,7 @@ func (c *Collector) observePod(p *corev1.Pod) {
 	}
 	c.mu.Unlock()
 	if missing && p.DeletionTimestamp == nil {
-		c.queue.add(item{namespace: p.Namespace, name: p.Name})
+		c.queue.add(item{kind: checkPod, namespace: p.Namespace, name: p.Name})
 	}
 }
 

@@ -4,18 +4,28 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // workQueue is a FIFO of items in which an item waiting is queued only once.
 type workQueue struct {
+	clock clock.Clock
 	mu    sync.Mutex
 	items []item
 	set   map[item]bool
 	wake  chan struct{}
+	stop  chan struct{}
+	once  sync.Once
 }
 
-func newWorkQueue() *workQueue {
-	return &workQueue{set: map[item]bool{}, wake: make(chan struct{}, 1)}
+func newWorkQueue(clk clock.Clock) *workQueue {
+	return &workQueue{clock: clk, set: map[item]bool{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// shutdown drops pending delayed adds.
+func (q *workQueue) shutdown() {
+	q.once.Do(func() { close(q.stop) })
 }
 
 func (q *workQueue) add(it item) {
@@ -32,9 +42,22 @@ func (q *workQueue) add(it item) {
 	}
 }
 
-// addAfter queues it once d has passed.
+// addAfter queues it once d has passed on the queue's clock, unless the
+// queue is shut down first.
 func (q *workQueue) addAfter(it item, d time.Duration) {
-	time.AfterFunc(d, func() { q.add(it) })
+	if d <= 0 {
+		q.add(it)
+		return
+	}
+	t := q.clock.NewTimer(d)
+	go func() {
+		select {
+		case <-t.C():
+			q.add(it)
+		case <-q.stop:
+			t.Stop()
+		}
+	}()
 }
 
 // next blocks until an item is queued (ok) or ctx ends (not ok).
