@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"k8s.io/utils/clock"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/skiff-sh/skiff/db"
 )
