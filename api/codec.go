@@ -146,10 +146,12 @@ func validationDirective(r *http.Request) (fieldValidation, error) {
 // decodeJSON decodes data into obj, collecting unknown and duplicate fields
 // as strict errors, and applies the directive: Strict → 400, Warn → a
 // Warning header per problem, Ignore → dropped. A malformed body is a 400.
-func decodeJSON(w http.ResponseWriter, data []byte, obj any, directive fieldValidation, strict []error) error {
+// prefix starts the 400's message (kube's "Job in version \"v1\" cannot be
+// handled as a Job: ").
+func decodeJSON(w http.ResponseWriter, data []byte, obj any, directive fieldValidation, strict []error, prefix string) error {
 	more, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
 	if err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("error decoding request body: %v", err))
+		return apierrors.NewBadRequest(prefix + err.Error())
 	}
 	strict = append(strict, more...)
 	if len(strict) == 0 {
@@ -161,7 +163,7 @@ func decodeJSON(w http.ResponseWriter, data []byte, obj any, directive fieldVali
 		for i, e := range strict {
 			msgs[i] = e.Error()
 		}
-		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		return apierrors.NewBadRequest(prefix + "strict decoding error: " + strings.Join(msgs, ", "))
 	case validationWarn:
 		for _, e := range strict {
 			addWarning(w, e.Error())
@@ -173,4 +175,10 @@ func decodeJSON(w http.ResponseWriter, data []byte, obj any, directive fieldVali
 // addWarning adds an HTTP Warning header as kube-apiserver sends them.
 func addWarning(w http.ResponseWriter, msg string) {
 	w.Header().Add("Warning", fmt.Sprintf("299 - %q", msg))
+}
+
+// decodePrefix is how kube-apiserver starts the message of an object body
+// it cannot decode.
+func decodePrefix(rs *resource) string {
+	return fmt.Sprintf("%s in version %q cannot be handled as a %s: ", rs.kind, rs.gv.version, rs.kind)
 }

@@ -59,7 +59,7 @@ func deleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions
 		return opts, err
 	}
 	if len(data) > 0 {
-		if err := decodeJSON(w, data, &opts, validationIgnore, strict); err != nil {
+		if err := decodeJSON(w, data, &opts, validationIgnore, strict, "error decoding DeleteOptions: "); err != nil {
 			return opts, err
 		}
 	} else if err := queryDeleteOptions(r, &opts); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/version"
 
@@ -19,6 +20,8 @@ type testServer struct {
 	*httptest.Server
 	store   *db.Store
 	logRoot string
+	// watches receives the URL of every watch request as it starts.
+	watches chan string
 }
 
 func newTestServer(t testing.TB, opts ...db.Option) *testServer {
@@ -28,13 +31,22 @@ func newTestServer(t testing.TB, opts ...db.Option) *testServer {
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}
-	ts := &testServer{store: store, logRoot: filepath.Join(dir, "logs")}
-	ts.Server = httptest.NewServer(New(Config{
+	ts := &testServer{store: store, logRoot: filepath.Join(dir, "logs"), watches: make(chan string, 100)}
+	h := New(Config{
 		Store:    store,
 		LogRoot:  ts.logRoot,
 		NodeName: "node-a",
 		Ready:    func(context.Context) error { return nil },
 		Version:  version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"},
+	})
+	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.URL.Query().Get("watch"); q == "true" || q == "1" {
+			select {
+			case ts.watches <- r.URL.String():
+			default:
+			}
+		}
+		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
 		ts.Close()
@@ -74,4 +86,24 @@ func (ts *testServer) do(t testing.TB, method, path, body string, headers ...str
 		t.Fatalf("reading body: %v", err)
 	}
 	return response{code: resp.StatusCode, body: string(data), header: resp.Header}
+}
+
+// waitWatch waits for a watch request whose URL contains all of parts.
+func (ts *testServer) waitWatch(t *testing.T, parts ...string) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case u := <-ts.watches:
+			match := true
+			for _, p := range parts {
+				match = match && strings.Contains(u, p)
+			}
+			if match {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no watch request with %v", parts)
+		}
+	}
 }

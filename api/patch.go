@@ -95,7 +95,7 @@ func applyPatch(w http.ResponseWriter, rs *resource, pt types.PatchType, patch [
 		return nil, patchFailed(err)
 	}
 	obj := rs.store.New()
-	if err := decodeJSON(w, patched, obj, directive, nil); err != nil {
+	if err := decodeJSON(w, patched, obj, directive, nil, decodePrefix(rs)); err != nil {
 		return nil, err
 	}
 	if err := checkTypeMeta(rs, obj); err != nil {

@@ -44,7 +44,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, rs *resource) (db.Object
 		return nil, err
 	}
 	obj := rs.store.New()
-	if err := decodeJSON(w, data, obj, directive, strict); err != nil {
+	if err := decodeJSON(w, data, obj, directive, strict, decodePrefix(rs)); err != nil {
 		return nil, err
 	}
 	if err := checkTypeMeta(rs, obj); err != nil {

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// benchServer is a server holding n pods.
+func benchServer(b *testing.B, n int) *testServer {
+	b.Helper()
+	ts := newTestServer(b)
+	err := ts.store.Write(func(tx *db.Tx) error {
+		for i := 0; i < n; i++ {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%04d", i), Namespace: "default",
+					Labels: map[string]string{"app": "bench", "i": fmt.Sprint(i % 10)}},
+				Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "c", Image: "busybox:1.35"}}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: true,
+					State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+			}
+			if err := tx.Create(db.Pods, pod); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ts
+}
+
+func benchGet(b *testing.B, ts *testServer, path string, headers ...string) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		for _, h := range headers {
+			req.Header.Set("Accept", h)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("code %d", resp.StatusCode)
+		}
+	}
+}
+
+func BenchmarkList1000Pods(b *testing.B) {
+	benchGet(b, benchServer(b, 1000), podsPath)
+}
+
+func BenchmarkList1000PodsTable(b *testing.B) {
+	benchGet(b, benchServer(b, 1000), podsPath+"?limit=500", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+}
+
+func BenchmarkList1000PodsLabelSelector(b *testing.B) {
+	benchGet(b, benchServer(b, 1000), podsPath+"?labelSelector=i%3D3")
+}
+
+func BenchmarkGetPodOf1000(b *testing.B) {
+	benchGet(b, benchServer(b, 1000), podsPath+"/pod-0500")
+}
