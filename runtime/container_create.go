@@ -13,11 +13,16 @@ import (
 )
 
 // Create creates the container (snapshot, OCI spec, labels); it does not start it.
-// The image must be present (EnsureImage); the snapshot key is cfg.ID.
+// The image must be present (EnsureImage; ErrImageNotPresent otherwise);
+// the snapshot key is cfg.ID, which must match containerd's identifier
+// syntax ([A-Za-z0-9]+ joined by single '.', '_' or '-', at most 76 bytes).
 func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error) {
 	ctx = r.withNS(ctx)
 	img, err := r.image(ctx, cfg.Image)
 	if err != nil {
+		return err
+	}
+	if err := r.unpack(ctx, img); err != nil {
 		return err
 	}
 	imgSpec, err := img.Spec(ctx)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/containerd/containerd"
@@ -33,6 +34,9 @@ type Runtime struct {
 // logDriver is the path of the binary the shim runs as the log driver
 // (normally skiffd itself, os.Executable()); it must be absolute.
 func New(ctx context.Context, address, ns, logDriver string) (*Runtime, error) {
+	if !filepath.IsAbs(logDriver) {
+		return nil, fmt.Errorf("log driver %q: not an absolute path", logDriver)
+	}
 	client, err := containerd.New(address, containerd.WithDefaultNamespace(ns))
 	if err != nil {
 		return nil, fmt.Errorf("connecting to containerd at %s: %w", address, err)
