@@ -304,3 +304,26 @@ func TestTypeMetaOnResponses(t *testing.T) {
 		})
 	}
 }
+
+func TestBadInputIsNeverAServerError(t *testing.T) {
+	ts := newTestServer(t)
+	ts.mustDo(t, "POST", jobsPath, jobJSON("a"))
+	ts.mustDo(t, "POST", podsPath, podJSON("a"))
+	bodies := []string{"", "null", "[]", "{", "0", `"x"`, `{"spec":null}`, `{"metadata":{"name":123}}`, `{"metadata":null,"status":{"phase":1}}`,
+		"\x00\x01", `[{"op":"remove","path":"/metadata"}]`, `[{"op":"bogus"}]`, `{"spec":{"template":{"spec":{"containers":[null]}}}}`}
+	contentTypes := []string{"application/json", "application/yaml", "application/merge-patch+json",
+		"application/strategic-merge-patch+json", "application/json-patch+json"}
+	for _, base := range []string{jobsPath, podsPath} {
+		for _, req := range [][2]string{{"POST", base}, {"PUT", base + "/a"}, {"PATCH", base + "/a"}, {"DELETE", base + "/a"},
+			{"PUT", base + "/a/status"}, {"PATCH", base + "/a/status"}} {
+			for _, body := range bodies {
+				for _, ct := range contentTypes {
+					r := ts.do(t, req[0], req[1]+"?dryRun=All", body, "Content-Type: "+ct)
+					if r.code >= 500 {
+						t.Errorf("%s %s %s %q: %d %s", req[0], req[1], ct, body, r.code, r.body)
+					}
+				}
+			}
+		}
+	}
+}
