@@ -161,7 +161,7 @@ func (c *Controller) logPlan(ctx context.Context, key jobKey, res syncResult) {
 	}
 	for _, c := range res.plan.status.Conditions {
 		if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
-			log.WithField("condition", c.Type).WithField("reason", c.Reason).Debug("job finished")
+			log.WithField("condition", c.Type).WithField("reason", c.Reason).Info("job finished")
 		}
 	}
 }
