@@ -76,8 +76,8 @@ func unsupportedMediaType(contentType string) error {
 		Status: metav1.StatusFailure,
 		Code:   http.StatusUnsupportedMediaType,
 		Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %s, %s",
-			contentType, mediaJSON, mediaYAML),
+		Message: fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %s, %s, %s",
+			contentType, mediaJSON, mediaYAML, mediaProtobuf),
 	}}
 }
 

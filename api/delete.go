@@ -54,6 +54,16 @@ func (s *server) delete(rs *resource) http.HandlerFunc {
 // the query.
 func deleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions, error) {
 	var opts metav1.DeleteOptions
+	if mediaType(r) == mediaProtobuf {
+		data, err := readBody(r)
+		if err == nil && len(data) > 0 {
+			_, err = decodeProtobuf(data, &opts, "error decoding DeleteOptions: ")
+		}
+		if err != nil {
+			return opts, err
+		}
+		return checkDeleteOptions(opts)
+	}
 	data, strict, err := bodyJSON(r)
 	if err != nil {
 		return opts, err
@@ -65,6 +75,11 @@ func deleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions
 	} else if err := queryDeleteOptions(r, &opts); err != nil {
 		return opts, err
 	}
+	return checkDeleteOptions(opts)
+}
+
+// checkDeleteOptions refuses unknown dry-run and propagation values.
+func checkDeleteOptions(opts metav1.DeleteOptions) (metav1.DeleteOptions, error) {
 	if len(opts.DryRun) > 0 && (len(opts.DryRun) > 1 || opts.DryRun[0] != metav1.DryRunAll) {
 		return opts, apierrors.NewBadRequest(fmt.Sprintf("Invalid dry run value: %v", opts.DryRun))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiff-sh/skiff/db"
 )
@@ -86,8 +87,12 @@ func TestHandlerStatusCodes(t *testing.T) {
 			wantCode: 400, wantMsg: "the namespace of the provided object does not match the namespace sent on the request",
 		},
 		"unsupported media type": {
-			req:      request{"POST", jobsPath, jobJSON("a"), []string{"Content-Type: application/vnd.kubernetes.protobuf"}},
+			req:      request{"POST", jobsPath, jobJSON("a"), []string{"Content-Type: text/plain"}},
 			wantCode: 415, wantReason: metav1.StatusReasonUnsupportedMediaType,
+		},
+		"protobuf that is not": {
+			req:      request{"POST", jobsPath, jobJSON("a"), []string{"Content-Type: application/vnd.kubernetes.protobuf"}},
+			wantCode: 400, wantReason: metav1.StatusReasonBadRequest,
 		},
 		"body too large": {
 			req:      request{"POST", jobsPath, `{"metadata":{"name":"` + strings.Repeat("a", maxBodyBytes) + `"}}`, nil},
@@ -325,5 +330,27 @@ func TestBadInputIsNeverAServerError(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestCreateFromProtobuf(t *testing.T) {
+	ts := newTestServer(t)
+	var job batchv1.Job
+	mustJSON(t, jobJSON("pb"), &job)
+	raw, err := job.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(append([]byte("k8s\x00"), envelope...))
+	r := ts.do(t, "POST", jobsPath, body, "Content-Type: application/vnd.kubernetes.protobuf")
+	if r.code != 201 {
+		t.Fatalf("code %d: %s", r.code, r.body)
+	}
+	if got := decodeJob(t, r.body); got.Name != "pb" || got.Spec.Template.Spec.Containers[0].Image != "busybox:1.35" {
+		t.Errorf("created %s", r.body)
 	}
 }

@@ -188,6 +188,12 @@ func TestKubectl(t *testing.T) {
 	}
 	wantLines(t, out, `strict decoding error: unknown field "metadata.foo"`)
 
+	// Typed clients send protobuf bodies.
+	wantLines(t, ts.mustKubectl(t, "", "create", "job", "cj", "--image=busybox:1.35", "--", "true"), "job.batch/cj created")
+	wantLines(t, ts.mustKubectl(t, "", "get", "jobs", "-l", "job-name=cj", "-o", "name"), "job.batch/cj")
+	wantLines(t, ts.mustKubectl(t, "", "delete", "job", "cj", "--cascade=foreground", "--wait=false"), `job.batch "cj" deleted`)
+	wantLines(t, ts.mustKubectl(t, "", "get", "job", "cj"), "cj Terminating 0/1")
+
 	wantLines(t, ts.mustKubectl(t, "", "delete", "job", "pi"), `job.batch "pi" deleted`)
 	if _, err := ts.store.Get(db.Jobs, "default", "pi"); err == nil {
 		t.Errorf("job still stored after delete")

@@ -39,13 +39,25 @@ func decodeBody(w http.ResponseWriter, r *http.Request, rs *resource) (db.Object
 	if err != nil {
 		return nil, err
 	}
-	data, strict, err := bodyJSON(r)
-	if err != nil {
-		return nil, err
-	}
 	obj := rs.store.New()
-	if err := decodeJSON(w, data, obj, directive, strict, decodePrefix(rs)); err != nil {
-		return nil, err
+	if mediaType(r) == mediaProtobuf {
+		data, err := readBody(r)
+		if err != nil {
+			return nil, err
+		}
+		gvk, err := decodeProtobuf(data, obj, decodePrefix(rs))
+		if err != nil {
+			return nil, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+	} else {
+		data, strict, err := bodyJSON(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := decodeJSON(w, data, obj, directive, strict, decodePrefix(rs)); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkTypeMeta(rs, obj); err != nil {
 		return nil, err
