@@ -4,7 +4,9 @@
 package runtime
 
 import (
+	"context"
 	"errors"
+	"io"
 	"syscall"
 	"time"
 )
@@ -58,6 +60,95 @@ type ContainerConfig struct {
 	StopSignal syscall.Signal    // 0 = image's STOPSIGNAL or SIGTERM
 	// MemoryLimit is the cgroup memory limit in bytes (resources.limits.memory); 0 = none.
 	MemoryLimit int64
+
+	// CONTRACT (issue 5): the fields below are being implemented now.
+
+	// CPUShares is cpu.shares (cgroup v1; cpu.weight derived on v2), from
+	// requests.cpu as the kubelet computes it (milliCPU*1024/1000, min 2); 0 = unset.
+	CPUShares uint64
+	// CPUQuota/CPUPeriod from limits.cpu (period 100000µs); 0 = no limit.
+	CPUQuota  int64
+	CPUPeriod uint64
+
+	// User is the process identity from securityContext; nil = the image's user.
+	User *User
+	// Privileged, ReadOnlyRootfs, NoNewPrivileges (allowPrivilegeEscalation=false),
+	// capabilities added/dropped over the runtime's default set ("NET_ADMIN" or
+	// "CAP_NET_ADMIN"; "ALL"), seccomp, procMount Unmasked, sysctls.
+	Privileged      bool
+	ReadOnlyRootfs  bool
+	NoNewPrivileges bool
+	CapAdd, CapDrop []string
+	Seccomp         Seccomp
+	UnmaskedProc    bool
+	Sysctls         map[string]string
+
+	// NetNSPath joins an existing network namespace (the pod's, set up by CNI);
+	// "" = the host's network.
+	NetNSPath string
+	// HostsPath and ResolvConfPath are bind-mounted at /etc/hosts and
+	// /etc/resolv.conf; "" = the host's files (read-only).
+	HostsPath      string
+	ResolvConfPath string
+	// PIDNSPath joins another process's PID namespace (ephemeral containers
+	// with a target, shareProcessNamespace); "" = its own.
+	PIDNSPath string
+	// Mounts are volume mounts, applied in order after the defaults.
+	Mounts []Mount
+	// Stdin keeps the container's stdin open (attach); TTY allocates a terminal.
+	Stdin bool
+	TTY   bool
+}
+
+// User is a numeric process identity.
+type User struct {
+	UID    uint32
+	GID    *uint32  // nil = the primary group of UID in the image's /etc/passwd, else 0
+	Groups []uint32 // supplementary groups (supplementalGroups, fsGroup)
+}
+
+// SeccompType mirrors corev1.SeccompProfileType.
+type SeccompType string
+
+const (
+	SeccompRuntimeDefault SeccompType = "RuntimeDefault"
+	SeccompUnconfined     SeccompType = "Unconfined"
+	SeccompLocalhost      SeccompType = "Localhost"
+)
+
+// Seccomp is the container's seccomp profile; the zero value = RuntimeDefault.
+type Seccomp struct {
+	Type          SeccompType
+	LocalhostPath string // absolute path of the JSON profile, for Localhost
+}
+
+// Mount is one mount in the container.
+type Mount struct {
+	Source      string
+	Destination string
+	Type        string   // "bind" (default) or "tmpfs"
+	Options     []string // e.g. "ro", "rbind", "size=64m"
+}
+
+// ImageInfo is what the pod worker needs to know of a local image.
+type ImageInfo struct {
+	Ref  string // normalized name
+	ID   string // repo digest for containerStatus.imageID, e.g. docker.io/library/busybox@sha256:…
+	User string // config.User ("" = root)
+}
+
+// TerminalSize is a TTY size.
+type TerminalSize struct{ Width, Height uint16 }
+
+// ExecConfig is a process run inside a running container.
+type ExecConfig struct {
+	Args   []string
+	Env    []string // added to the container's env
+	TTY    bool
+	Stdin  io.Reader // nil = no stdin
+	Stdout io.Writer // nil = discarded
+	Stderr io.Writer // nil = discarded (ignored with TTY)
+	Resize <-chan TerminalSize
 }
 
 // ExitStatus is how a task ended.
@@ -93,3 +184,22 @@ type Container struct {
 	StartedAt time.Time   // zero if never started
 	Exit      *ExitStatus // set when State == StateExited
 }
+
+// CONTRACT (issue 5): methods being implemented now; their bodies move to
+// their own files.
+
+// ImageInfo describes a local image (after EnsureImage).
+func (r *Runtime) ImageInfo(ctx context.Context, ref string) (ImageInfo, error) {
+	panic("contract")
+}
+
+// Exec runs cfg.Args in the running container id and returns its exit code
+// when it ends (or ctx ends: the process is killed). Probes, preStop hooks
+// and `kubectl exec` use it.
+func (r *Runtime) Exec(ctx context.Context, id string, cfg ExecConfig) (exitCode int, err error) {
+	panic("contract")
+}
+
+// PID returns the host PID of the container's init process (for joining its
+// namespaces: /proc/<pid>/ns/pid); ErrNotFound if not running.
+func (r *Runtime) PID(ctx context.Context, id string) (uint32, error) { panic("contract") }
