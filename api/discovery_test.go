@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"mime"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -216,7 +217,10 @@ func TestOpenAPIV2(t *testing.T) {
 			t.Errorf("no definition %s", name)
 		}
 	}
-	r := ts.mustDo(t, "GET", "/openapi/v2", "", "Accept: "+mediaOpenAPIV2Proto)
+	r := ts.mustDo(t, "GET", "/openapi/v2", "", "Accept: "+mediaOpenAPIV2ProtoOld)
+	if _, _, err := mime.ParseMediaType(r.header.Get("Content-Type")); err != nil {
+		t.Errorf("Content-Type %q: %v", r.header.Get("Content-Type"), err)
+	}
 	var pb openapiv2.Document
 	if err := proto.Unmarshal([]byte(r.body), &pb); err != nil {
 		t.Fatalf("protobuf: %v", err)

@@ -132,6 +132,7 @@ func TestKubectl(t *testing.T) {
 	wantLines(t, ts.mustKubectl(t, "", "describe", "pod", "pi-abcde"), "Name: pi-abcde", "Status: Succeeded")
 	wantLines(t, ts.mustKubectl(t, "", "explain", "job.spec"), "KIND: Job", "FIELD: spec <JobSpec>", "backoffLimit <integer>")
 	wantLines(t, ts.mustKubectl(t, "", "explain", "pod.spec.containers.image"), "FIELD: image <string>")
+	wantLines(t, ts.mustKubectl(t, "", "explain", "--output=plaintext-openapiv2", "job.spec.completions"), "FIELD: completions <integer>")
 
 	// get -w: the table, then a watch whose events come as one-row tables.
 	watched := make(chan string)

@@ -18,8 +18,13 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
-// mediaOpenAPIV2Proto is what client-go asks /openapi/v2 for.
-const mediaOpenAPIV2Proto = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+// The protobuf form of /openapi/v2: client-go asks for the old name (with
+// "@", which is not a valid media type to parse) and gets the answer under
+// the new one, as kube-openapi serves it.
+const (
+	mediaOpenAPIV2ProtoOld = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	mediaOpenAPIV2Proto    = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+)
 
 // openAPIDocs are the OpenAPI documents, rendered once on first use.
 type openAPIDocs struct {
@@ -71,7 +76,7 @@ func (s *server) openAPIV2(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", mediaJSON)
 	body := s.openapi.v2
-	if strings.Contains(r.Header.Get("Accept"), mediaOpenAPIV2Proto) {
+	if accept := r.Header.Get("Accept"); strings.Contains(accept, mediaOpenAPIV2Proto) || strings.Contains(accept, mediaOpenAPIV2ProtoOld) {
 		w.Header().Set("Content-Type", mediaOpenAPIV2Proto)
 		body = s.openapi.v2pb
 	}

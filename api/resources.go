@@ -72,8 +72,8 @@ type resource struct {
 	spec func(obj db.Object) any
 	// defaultPropagation applies to DELETE without a propagation policy.
 	defaultPropagation metav1.DeletionPropagation
-	// deleteGrace is the grace period of a DELETE (nil = kube's default of
-	// immediate deletion) given the options' value.
+	// deleteGrace is the grace period of a DELETE of obj given the
+	// requested one (nil if the options have none).
 	deleteGrace func(obj db.Object, requested *int64) int64
 }
 

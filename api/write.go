@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -125,7 +124,7 @@ func (s *server) createObject(rs *resource, in db.Object, dryRun bool) (db.Objec
 		obj := in.DeepCopyObject().(db.Object)
 		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 		if generated {
-			obj.SetName(obj.GetGenerateName() + rand.String(5))
+			obj.SetName(obj.GetGenerateName() + db.RandomSuffix())
 		}
 		obj.SetUID(uuid.NewUUID())
 		rs.prepareCreate(s, obj)
