@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -43,7 +44,11 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	attempt, err := logAttempt(pod, req)
+	exists := func(attempt int) bool {
+		_, err := os.Stat(logs.Path(s.cfg.LogRoot, ns, name, string(pod.UID), req.container, attempt))
+		return err == nil
+	}
+	attempt, err := logAttempt(pod, req, exists)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -51,7 +56,7 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 	var follow *logs.Follow
 	if req.follow && !req.previous {
 		follow = &logs.Follow{Next: func(ctx context.Context, attempt int) (string, bool) {
-			return s.nextAttempt(ctx, pod, req.container, attempt)
+			return s.nextAttempt(ctx, pod, req.container, attempt, exists)
 		}}
 	}
 	path := logs.Path(s.cfg.LogRoot, ns, name, string(pod.UID), req.container, attempt)
@@ -183,8 +188,10 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 }
 
 // logAttempt is the attempt whose file to read: the container's
-// restartCount, or the one before with ?previous.
-func logAttempt(pod *corev1.Pod, req logRequest) (int, error) {
+// restartCount, or the one before with ?previous. Between two attempts
+// (waiting to restart, e.g. CrashLoopBackOff) it is the last attempt that
+// has a file, as the kubelet shows the last instance's log.
+func logAttempt(pod *corev1.Pod, req logRequest, exists func(attempt int) bool) (int, error) {
 	cs := containerStatus(pod, req.container)
 	if req.previous {
 		if cs == nil || cs.RestartCount == 0 {
@@ -192,20 +199,26 @@ func logAttempt(pod *corev1.Pod, req logRequest) (int, error) {
 		}
 		return int(cs.RestartCount) - 1, nil
 	}
-	if cs == nil || (cs.State.Waiting != nil && cs.RestartCount == 0) {
+	if cs == nil || (cs.State.Waiting != nil && cs.RestartCount == 0 && cs.LastTerminationState.Terminated == nil) {
 		reason := "ContainerCreating"
 		if cs != nil && cs.State.Waiting.Reason != "" {
 			reason = cs.State.Waiting.Reason
 		}
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", req.container, pod.Name, reason))
 	}
-	return int(cs.RestartCount), nil
+	attempt := int(cs.RestartCount)
+	if cs.State.Waiting != nil && attempt > 0 && !exists(attempt) {
+		attempt--
+	}
+	return attempt, nil
 }
 
-// nextAttempt waits until the container starts its attempt after attempt
-// (→ that attempt's log path) or ends for good (→ ok=false): the pod is
-// gone or finished, or the container terminated and will not restart.
-func (s *server) nextAttempt(ctx context.Context, pod *corev1.Pod, container string, attempt int) (string, bool) {
+// nextAttempt waits until the container's attempt after attempt has
+// started and has a log file (→ its path) or the container ended for good
+// (→ ok=false): the pod is gone or finished, or the container terminated and
+// will not restart.
+func (s *server) nextAttempt(ctx context.Context, pod *corev1.Pod, container string, attempt int,
+	exists func(attempt int) bool) (string, bool) {
 	watcher, err := s.store.Watch(ctx, db.Pods, 0)
 	if err != nil {
 		return "", false
@@ -220,7 +233,7 @@ func (s *server) nextAttempt(ctx context.Context, pod *corev1.Pod, container str
 		if cur.UID != pod.UID {
 			return "", false
 		}
-		if next, ok, done := attemptDecision(cur, container, attempt); done {
+		if next, ok, done := attemptDecision(cur, container, attempt, exists); done {
 			return logs.Path(s.cfg.LogRoot, cur.Namespace, cur.Name, string(cur.UID), container, next), ok
 		}
 		obj, err = nextPodEvent(ctx, watcher, pod.Namespace, pod.Name, pod.UID)
@@ -249,11 +262,12 @@ func nextPodEvent(ctx context.Context, watcher *db.Watcher, ns, name string, uid
 }
 
 // attemptDecision decides, from the pod's current state, whether a
-// follower of attempt moves on: done with ok (the next attempt exists),
-// done without (the container ended for good), or not done (wait).
-func attemptDecision(pod *corev1.Pod, container string, attempt int) (next int, ok, done bool) {
+// follower of attempt moves on: done with ok (the next attempt has started
+// and has a file), done without (the container ended for good), or not done
+// (wait for the next change of the pod).
+func attemptDecision(pod *corev1.Pod, container string, attempt int, exists func(int) bool) (next int, ok, done bool) {
 	cs := containerStatus(pod, container)
-	if cs != nil && int(cs.RestartCount) > attempt {
+	if cs != nil && int(cs.RestartCount) > attempt && exists(attempt+1) {
 		return attempt + 1, true, true
 	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {

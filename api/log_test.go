@@ -102,6 +102,12 @@ func TestPodLog(t *testing.T) {
 				Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}},
 			wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start: ErrImagePull`,
 		},
+		"crash loop shows the last instance": {
+			containers: []string{"c"},
+			statuses: []corev1.ContainerStatus{{Name: "c", RestartCount: 2, State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}},
+			wantCode: 200, wantBody: "two-1\ntwo-2\n",
+		},
 		"no previous": {
 			containers: []string{"c"}, statuses: []corev1.ContainerStatus{runningStatus("c", 0)}, query: "?previous=true",
 			wantCode: 400, wantBody: `previous terminated container "c" in pod "p" not found`,
@@ -205,7 +211,9 @@ func TestAttemptDecision(t *testing.T) {
 		wantNext int
 		wantOK   bool
 		wantDone bool
+		noFile   bool
 	}{
+		"restarted, no file yet":      {policy: "Always", phase: "Running", status: runningStatus("c", 1), noFile: true},
 		"still running":               {policy: "Always", phase: "Running", status: runningStatus("c", 0)},
 		"restarted":                   {policy: "Always", phase: "Running", status: runningStatus("c", 1), wantNext: 1, wantOK: true, wantDone: true},
 		"pod finished":                {policy: "Always", phase: "Succeeded", status: terminated(0, 0), wantDone: true},
@@ -217,7 +225,7 @@ func TestAttemptDecision(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tc.policy},
 				Status: corev1.PodStatus{Phase: tc.phase, ContainerStatuses: []corev1.ContainerStatus{tc.status}}}
-			next, ok, done := attemptDecision(pod, "c", 0)
+			next, ok, done := attemptDecision(pod, "c", 0, func(int) bool { return !tc.noFile })
 			if next != tc.wantNext || ok != tc.wantOK || done != tc.wantDone {
 				t.Errorf("got (%d, %v, %v), want (%d, %v, %v)", next, ok, done, tc.wantNext, tc.wantOK, tc.wantDone)
 			}
