@@ -21,7 +21,10 @@ type listOptions struct {
 	rv        string
 	watch     bool
 	bookmarks bool
-	timeout   time.Duration // 0 = none
+	// sendInitial (sendInitialEvents=true): the current state first, then
+	// a bookmark marking its end (client-go's watch-list).
+	sendInitial bool
+	timeout     time.Duration // 0 = none
 }
 
 // parseListOptions reads the list/watch query of a request for rs.
@@ -40,6 +43,12 @@ func parseListOptions(r *http.Request, rs *resource) (listOptions, error) {
 	}
 	if opts.bookmarks, err = boolParam(q.Get("allowWatchBookmarks"), "allowWatchBookmarks"); err != nil {
 		return opts, err
+	}
+	if opts.sendInitial, err = boolParam(q.Get("sendInitialEvents"), "sendInitialEvents"); err != nil {
+		return opts, err
+	}
+	if opts.sendInitial && !opts.watch {
+		return opts, apierrors.NewBadRequest("sendInitialEvents is forbidden for list")
 	}
 	if opts.limit, err = intParam(q.Get("limit"), "limit"); err != nil {
 		return opts, err

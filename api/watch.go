@@ -47,8 +47,9 @@ func (ew *eventWriter) send(typ watch.EventType, obj runtime.Object) error {
 }
 
 // bookmark writes a BOOKMARK event: an empty object of the kind carrying
-// only the resourceVersion the watch has reached.
-func (ew *eventWriter) bookmark(rv uint64) error {
+// only the resourceVersion the watch has reached, and the given annotations
+// set to "true".
+func (ew *eventWriter) bookmark(rv uint64, annotations ...string) error {
 	var obj runtime.Object
 	if ew.table != "" {
 		obj = &metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/" + ew.table, Kind: "Table"},
@@ -57,6 +58,13 @@ func (ew *eventWriter) bookmark(rv uint64) error {
 		o := ew.rs.store.New()
 		ew.rs.setTypeMeta(o)
 		o.SetResourceVersion(strconv.FormatUint(rv, 10))
+		if len(annotations) > 0 {
+			m := map[string]string{}
+			for _, a := range annotations {
+				m[a] = "true"
+			}
+			o.SetAnnotations(m)
+		}
 		obj = o
 	}
 	if err := ew.enc.Encode(metav1.WatchEvent{Type: string(watch.Bookmark), Object: runtime.RawExtension{Object: obj}}); err != nil {
@@ -80,6 +88,9 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, rs *resource, ns 
 		defer cancel()
 	}
 	since, _ := parseRV(opts.rv)
+	if opts.sendInitial {
+		since = 0
+	}
 	initial, seen, since, err := s.watchStart(rs, ns, opts, since)
 	if err != nil {
 		writeError(w, r, statusFor(err, rs.groupResource(), ""))
@@ -110,6 +121,9 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, rs *resource, ns 
 		if ew.send(watch.Added, obj) != nil {
 			return
 		}
+	}
+	if opts.sendInitial && opts.bookmarks && ew.bookmark(since, metav1.InitialEventsAnnotationKey) != nil {
+		return
 	}
 	s.streamEvents(ctx, ew, watcher, ns, opts, seen, since)
 }

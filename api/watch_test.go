@@ -253,3 +253,19 @@ func TestListPagination(t *testing.T) {
 		t.Errorf("(-want,+got):\n%s", diff)
 	}
 }
+
+func TestWatchSendInitialEvents(t *testing.T) {
+	ts := newTestServer(t)
+	ts.mustDo(t, "POST", jobsPath, jobJSON("a"))
+	ts.mustDo(t, "POST", jobsPath, jobJSON("b"))
+	ws := ts.openWatch(t, jobsPath+"?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan")
+	got := ws.next(t, 2)
+	want := []event{{"ADDED", "Job", "a", "1"}, {"ADDED", "Job", "b", "2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+	line := <-ws.lines
+	if ev := decodeEvent(t, line); ev != (event{"BOOKMARK", "Job", "", "2"}) || !strings.Contains(line, `"k8s.io/initial-events-end":"true"`) {
+		t.Errorf("want the initial-events-end bookmark, got %s", line)
+	}
+}
