@@ -90,11 +90,11 @@ func New(store *db.Store, opts ...Option) *Collector {
 func (c *Collector) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobWatch, err := c.listWatch(ctx, db.Jobs, c.onJobList)
+	jobWatch, err := c.store.ListWatch(ctx, db.Jobs, c.onJobList)
 	if err != nil {
 		return err
 	}
-	podWatch, err := c.listWatch(ctx, db.Pods, c.onPodList)
+	podWatch, err := c.store.ListWatch(ctx, db.Pods, c.onPodList)
 	if err != nil {
 		jobWatch.Stop()
 		return err
@@ -105,7 +105,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	consume := func(r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) {
 		defer wg.Done()
-		if err := c.consume(ctx, r, w, onList, onEvent); err != nil {
+		if err := c.store.Consume(ctx, r, w, onList, onEvent); err != nil {
 			errs <- err
 			cancel()
 		}

@@ -1,11 +1,6 @@
 package garbagecollector
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
-	"github.com/sirupsen/logrus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -141,60 +136,4 @@ func (c *Collector) unlinkLocked(n podName) {
 		}
 	}
 	delete(c.owners, n)
-}
-
-// listWatch lists r, hands the objects to onList and returns a watch that
-// continues exactly after the list.
-func (c *Collector) listWatch(ctx context.Context, r db.Resource, onList func([]db.Object)) (*db.Watcher, error) {
-	objs, rv, err := c.store.List(r, "", nil)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", r.Name, err)
-	}
-	if rv == 0 {
-		// NOTE: Watch(0) means "from now": watch first, then list again,
-		// so that nothing written in between is missed.
-		w, err := c.store.Watch(ctx, r, 0)
-		if err != nil {
-			return nil, fmt.Errorf("watching %s: %w", r.Name, err)
-		}
-		if objs, _, err = c.store.List(r, "", nil); err != nil {
-			w.Stop()
-			return nil, fmt.Errorf("listing %s: %w", r.Name, err)
-		}
-		onList(objs)
-		return w, nil
-	}
-	onList(objs)
-	w, err := c.store.Watch(ctx, r, rv)
-	if err != nil {
-		return nil, fmt.Errorf("watching %s: %w", r.Name, err)
-	}
-	return w, nil
-}
-
-// consume handles w's events, relisting when the watch expires or falls
-// behind, until ctx ends or the store closes.
-func (c *Collector) consume(ctx context.Context, r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) error {
-	for {
-		for ev := range w.Events() {
-			onEvent(ev)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := w.Err(); errors.Is(err, db.ErrClosed) {
-			return fmt.Errorf("watching %s: %w", r.Name, err)
-		} else {
-			logrus.WithContext(ctx).WithError(err).WithField("resource", r.Name).Warn("watch ended; relisting")
-		}
-		var err error
-		for {
-			if w, err = c.listWatch(ctx, r, onList); err == nil || !errors.Is(err, db.ErrExpired) {
-				break
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

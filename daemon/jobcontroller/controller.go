@@ -74,11 +74,11 @@ func (c *Controller) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	podWatch, err := c.listWatch(ctx, db.Pods, c.onPodList)
+	podWatch, err := c.store.ListWatch(ctx, db.Pods, c.onPodList)
 	if err != nil {
 		return err
 	}
-	jobWatch, err := c.listWatch(ctx, db.Jobs, c.onJobList)
+	jobWatch, err := c.store.ListWatch(ctx, db.Jobs, c.onJobList)
 	if err != nil {
 		podWatch.Stop()
 		return err
@@ -89,7 +89,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	errs := make(chan error, 2)
 	watchLoop := func(r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) {
 		defer wg.Done()
-		if err := c.consume(ctx, r, w, onList, onEvent); err != nil {
+		if err := c.store.Consume(ctx, r, w, onList, onEvent); err != nil {
 			errs <- err
 			cancel()
 		}
