@@ -173,8 +173,18 @@ func (s *server) shutdown(ctx context.Context) {
 // serve opens the TCP and unix listeners. The unix socket is root-only.
 func serve(cfg Config, h http.Handler) (servers []*server, listen, socket string, err error) {
 	newServer := func(ln net.Listener) *server {
-		// NOTE: no WriteTimeout: it would cut `logs -f` and watches.
-		return &server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}}
+		// NOTE: no WriteTimeout: it would cut `logs -f` and watches. Those
+		// streams end on shutdown instead: their requests' base context is
+		// cancelled when Shutdown starts.
+		base, cancel := context.WithCancel(context.Background())
+		srv := &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			BaseContext:       func(net.Listener) context.Context { return base },
+		}
+		srv.RegisterOnShutdown(cancel)
+		return &server{ln: ln, srv: srv}
 	}
 	if cfg.Listen != "" {
 		ln, err := net.Listen("tcp", cfg.Listen)
