@@ -1,0 +1,60 @@
+package network
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// hostsFile is the pod's /etc/hosts as the kubelet writes it: for a pod
+// with its own network, the localhost boilerplate and the pod's IP with
+// its hostname (its FQDN first when it has a subdomain); for a hostNetwork
+// pod, the host's hosts file. Host aliases come last, one line per IP.
+func hostsFile(pod Pod, ip, clusterDomain string, hostHosts []byte) []byte {
+	var b bytes.Buffer
+	if pod.HostNetwork {
+		b.WriteString("# Kubernetes-managed hosts file (host network).\n")
+		b.Write(hostHosts)
+		if len(hostHosts) > 0 && hostHosts[len(hostHosts)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	} else {
+		b.WriteString("# Kubernetes-managed hosts file.\n")
+		b.WriteString("127.0.0.1\tlocalhost\n")
+		b.WriteString("::1\tlocalhost ip6-localhost ip6-loopback\n")
+		b.WriteString("fe00::0\tip6-localnet\n")
+		b.WriteString("fe00::0\tip6-mcastprefix\n")
+		b.WriteString("fe00::1\tip6-allnodes\n")
+		b.WriteString("fe00::2\tip6-allrouters\n")
+		if domain := hostDomain(pod, clusterDomain); domain != "" {
+			fmt.Fprintf(&b, "%s\t%s.%s\t%s\n", ip, pod.Hostname, domain, pod.Hostname)
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", ip, pod.Hostname)
+		}
+	}
+	b.Write(hostAliasLines(pod.HostAliases))
+	return b.Bytes()
+}
+
+// hostDomain is "<subdomain>.<namespace>.svc.<cluster domain>" for a pod
+// with a subdomain, else "".
+func hostDomain(pod Pod, clusterDomain string) string {
+	if pod.Subdomain == "" || clusterDomain == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s.%s.svc.%s", pod.Subdomain, pod.Namespace, clusterDomain)
+}
+
+func hostAliasLines(aliases []corev1.HostAlias) []byte {
+	if len(aliases) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("\n# Entries added by HostAliases.\n")
+	for _, a := range aliases {
+		fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,220 @@
+// Package network gives each pod its own network namespace, joined to a
+// bridge on this node through CNI (the containernetworking plugins bridge,
+// host-local, portmap, firewall and loopback, driven by containerd's go-cni
+// library, as containerd's CRI plugin does), and writes the pod's
+// /etc/hosts and /etc/resolv.conf the way the kubelet manages them.
+//
+// Layout under Config.DataDir:
+//
+//	net.d/10-skiff.conflist   the CNI network (unless Config.ConfDir says elsewhere)
+//	ipam/                     host-local's address reservations
+//	netns/<pod uid>/cni-…     the pod's network namespace (bind mount)
+//	pods/<pod uid>/           sandbox.json, hosts, resolv.conf
+//
+// The network namespace of a pod is found again from its UID alone, so a
+// restarted skiffd re-uses it instead of creating a second one.
+package network
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	gocni "github.com/containerd/go-cni"
+	"github.com/containernetworking/cni/pkg/invoke"
+)
+
+// Error classes (errors.Is).
+var (
+	// ErrUnavailable: pod networking cannot work on this machine as
+	// configured (a CNI plugin is missing, the subnet clashes with a host
+	// route). The daemon still runs; pods that need a network wait.
+	ErrUnavailable = errors.New("pod network unavailable")
+)
+
+// Defaults of Config.
+const (
+	DefaultSubnet        = "10.88.0.0/16"
+	DefaultBridge        = "skiff0"
+	DefaultClusterDomain = "cluster.local"
+	DefaultResolvConf    = "/etc/resolv.conf"
+	DefaultHostsFile     = "/etc/hosts"
+)
+
+// DefaultPluginDirs are where Debian's containernetworking-plugins and the
+// upstream release tarball install the CNI plugins.
+var DefaultPluginDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
+
+// networkName is the CNI network's name (and the conflist's).
+const networkName = "skiff"
+
+// plugins are the CNI plugin binaries the network needs.
+var plugins = []string{"bridge", "host-local", "portmap", "firewall", "loopback"}
+
+// Config configures the pod network.
+type Config struct {
+	// DataDir holds the network's state (see the package doc); required.
+	DataDir string
+	// ConfDir is where the conflist is written; "" = DataDir/net.d.
+	ConfDir string
+	// PluginDirs are searched for the CNI plugin binaries; nil = DefaultPluginDirs.
+	PluginDirs []string
+	// Subnet is the pods' IPv4 range; "" = DefaultSubnet. It must not
+	// overlap a route of the host.
+	Subnet string
+	// Bridge is the host bridge the pods are attached to; "" = DefaultBridge.
+	Bridge string
+	// HostIP is the podIP of hostNetwork pods (the node's InternalIP).
+	HostIP string
+	// ClusterDomain completes hostname.subdomain.namespace.svc.<domain> in
+	// /etc/hosts; "" = DefaultClusterDomain.
+	ClusterDomain string
+	// ResolvConf is the host's resolver configuration that pods inherit
+	// (the kubelet's --resolv-conf); "" = DefaultResolvConf.
+	ResolvConf string
+	// HostsFile is the host's hosts file, the base of hostNetwork pods'
+	// /etc/hosts; "" = DefaultHostsFile.
+	HostsFile string
+}
+
+// Network sets up and tears down pod sandboxes. It is safe for concurrent
+// use by different pods; calls for one pod must not overlap.
+type Network struct {
+	cfg      Config
+	subnet   *net.IPNet
+	conflist string
+	cni      gocni.CNI
+}
+
+// New writes the CNI configuration and returns the Network. It fails only
+// on an invalid Config or an unwritable DataDir: a machine without the
+// plugins still gets a Network, whose Status and Setup report ErrUnavailable.
+func New(cfg Config) (*Network, error) {
+	cfg = withDefaults(cfg)
+	if cfg.DataDir == "" {
+		return nil, errors.New("network: no data dir")
+	}
+	_, subnet, err := net.ParseCIDR(cfg.Subnet)
+	if err != nil || subnet.IP.To4() == nil {
+		return nil, fmt.Errorf("network: subnet %q is not an IPv4 CIDR", cfg.Subnet)
+	}
+	if ones, _ := subnet.Mask.Size(); ones > 30 {
+		return nil, fmt.Errorf("network: subnet %s is too small", cfg.Subnet)
+	}
+	if err := validBridgeName(cfg.Bridge); err != nil {
+		return nil, err
+	}
+	n := &Network{cfg: cfg, subnet: subnet, conflist: filepath.Join(cfg.ConfDir, "10-"+networkName+".conflist")}
+	for _, dir := range []string{cfg.ConfDir, n.ipamDir(), filepath.Join(cfg.DataDir, "netns"), filepath.Join(cfg.DataDir, "pods")} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+	conf, err := conflist(cfg.Bridge, subnet.String(), n.ipamDir())
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(n.conflist, conf, 0o600); err != nil {
+		return nil, fmt.Errorf("writing CNI config: %w", err)
+	}
+	n.cni, err = gocni.New(
+		gocni.WithPluginDir(cfg.PluginDirs),
+		gocni.WithPluginConfDir(cfg.ConfDir),
+		gocni.WithMinNetworkCount(2),
+		gocni.WithInterfacePrefix("eth"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("initializing CNI: %w", err)
+	}
+	// NOTE: the pod network first, so that it gets eth0; loopback brings lo up.
+	if err := n.cni.Load(gocni.WithConfListFile(n.conflist), gocni.WithLoNetwork); err != nil {
+		return nil, fmt.Errorf("loading CNI config: %w", err)
+	}
+	return n, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.ConfDir == "" && cfg.DataDir != "" {
+		cfg.ConfDir = filepath.Join(cfg.DataDir, "net.d")
+	}
+	if cfg.PluginDirs == nil {
+		cfg.PluginDirs = DefaultPluginDirs
+	}
+	if cfg.Subnet == "" {
+		cfg.Subnet = DefaultSubnet
+	}
+	if cfg.Bridge == "" {
+		cfg.Bridge = DefaultBridge
+	}
+	if cfg.ClusterDomain == "" {
+		cfg.ClusterDomain = DefaultClusterDomain
+	}
+	if cfg.ResolvConf == "" {
+		cfg.ResolvConf = DefaultResolvConf
+	}
+	if cfg.HostsFile == "" {
+		cfg.HostsFile = DefaultHostsFile
+	}
+	return cfg
+}
+
+// validBridgeName checks a Linux interface name (at most 15 bytes, no '/'
+// or whitespace).
+func validBridgeName(name string) error {
+	if len(name) > 15 || strings.ContainsAny(name, "/ \t\n:") || name == "." || name == ".." {
+		return fmt.Errorf("network: %q is not a valid bridge name", name)
+	}
+	return nil
+}
+
+// Status reports whether pods can get a network now: every CNI plugin is
+// installed and the subnet does not clash with a host route. It wraps
+// ErrUnavailable with the reason; Setup checks it first.
+func (n *Network) Status() error {
+	if err := n.pluginsInstalled(); err != nil {
+		return err
+	}
+	routes, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		return fmt.Errorf("%w: reading host routes: %v", ErrUnavailable, err)
+	}
+	if r, ok := clashingRoute(string(routes), n.subnet, n.cfg.Bridge); ok {
+		return fmt.Errorf("%w: pod subnet %s overlaps the host route %s", ErrUnavailable, n.subnet, r)
+	}
+	return n.cni.Status()
+}
+
+func (n *Network) pluginsInstalled() error {
+	for _, p := range plugins {
+		if _, err := invoke.FindInPath(p, n.cfg.PluginDirs); err != nil {
+			return fmt.Errorf("%w: CNI plugin %q not found in %s (install containernetworking-plugins)",
+				ErrUnavailable, p, strings.Join(n.cfg.PluginDirs, ":"))
+		}
+	}
+	return nil
+}
+
+func (n *Network) ipamDir() string { return filepath.Join(n.cfg.DataDir, "ipam") }
+
+// netnsDir holds the pod's network namespace mount, and nothing else.
+func (n *Network) netnsDir(uid string) string { return filepath.Join(n.cfg.DataDir, "netns", uid) }
+
+// podDir holds the pod's sandbox.json, hosts and resolv.conf.
+func (n *Network) podDir(uid string) string { return filepath.Join(n.cfg.DataDir, "pods", uid) }
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, so that a crash leaves either the old file or the new one.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package network
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/containerd/containerd/pkg/netns"
+)
+
+// state is what sandbox.json records of a pod's sandbox once Setup has
+// finished: its presence means the sandbox is complete.
+type state struct {
+	HostNetwork bool          `json:"hostNetwork,omitempty"`
+	NetNSPath   string        `json:"netns,omitempty"`
+	IP          string        `json:"ip"`
+	Ports       []PortMapping `json:"ports,omitempty"`
+}
+
+func (n *Network) statePath(uid string) string {
+	return filepath.Join(n.podDir(uid), "sandbox.json")
+}
+
+func (n *Network) readState(uid string) (state, bool, error) {
+	data, err := os.ReadFile(n.statePath(uid))
+	if errors.Is(err, os.ErrNotExist) {
+		return state{}, false, nil
+	}
+	if err != nil {
+		return state{}, false, fmt.Errorf("reading sandbox state: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(data, &st); err != nil {
+		return state{}, false, fmt.Errorf("decoding %s: %w", n.statePath(uid), err)
+	}
+	return st, true, nil
+}
+
+func (n *Network) writeState(uid string, st state) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encoding sandbox state: %w", err)
+	}
+	if err := writeFileAtomic(n.statePath(uid), data, 0o600); err != nil {
+		return fmt.Errorf("writing sandbox state: %w", err)
+	}
+	return nil
+}
+
+func (n *Network) sandbox(uid string, st state) Sandbox {
+	return Sandbox{
+		NetNSPath:      st.NetNSPath,
+		IP:             st.IP,
+		HostsPath:      filepath.Join(n.podDir(uid), "hosts"),
+		ResolvConfPath: filepath.Join(n.podDir(uid), "resolv.conf"),
+	}
+}
+
+// Find returns the pod's sandbox if Setup completed it and its network
+// namespace still exists (it does not survive a reboot), for recovery
+// after a restart of skiffd. ok is false when there is none.
+func (n *Network) Find(uid string) (sb Sandbox, ok bool, err error) {
+	if err := validUID(uid); err != nil {
+		return Sandbox{}, false, err
+	}
+	st, ok, err := n.readState(uid)
+	if err != nil || !ok {
+		return Sandbox{}, false, err
+	}
+	if !st.HostNetwork {
+		closed, err := netns.LoadNetNS(st.NetNSPath).Closed()
+		if err != nil {
+			return Sandbox{}, false, fmt.Errorf("checking network namespace of pod %s: %w", uid, err)
+		}
+		if closed {
+			return Sandbox{}, false, nil
+		}
+	}
+	return n.sandbox(uid, st), true, nil
+}
+
+// List returns the UIDs of the pods that have (part of) a sandbox, so
+// that recovery can tear down those of pods deleted while skiffd was down.
+func (n *Network) List() ([]string, error) {
+	var uids []string
+	for _, dir := range []string{filepath.Join(n.cfg.DataDir, "pods"), filepath.Join(n.cfg.DataDir, "netns")} {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("listing sandboxes: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() && !slices.Contains(uids, e.Name()) {
+				uids = append(uids, e.Name())
+			}
+		}
+	}
+	slices.Sort(uids)
+	return uids, nil
+}
+
+// validUID refuses UIDs that would escape the data dir.
+func validUID(uid string) error {
+	if uid == "" || uid == "." || uid == ".." || filepath.Base(uid) != uid {
+		return fmt.Errorf("network: invalid pod UID %q", uid)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/containerd/containerd/pkg/netns"
+	"github.com/sirupsen/logrus"
+)
+
+// Teardown removes the pod's sandbox: its hostPort forwarding, its IP (back
+// to the pool), its network namespace and files. It is idempotent: a pod
+// without a sandbox is no error. If the CNI plugins cannot run, the
+// sandbox is kept (and the error returned) so that a later Teardown can
+// still free the IP.
+func (n *Network) Teardown(ctx context.Context, uid string) error {
+	if err := validUID(uid); err != nil {
+		return err
+	}
+	st, _, err := n.readState(uid)
+	if err != nil {
+		// A damaged state file must not keep the pod's network forever.
+		logrus.WithError(err).WithField("uid", uid).Warn("ignoring the sandbox state")
+	}
+	paths, err := n.netnsPaths(uid)
+	if err != nil {
+		return err
+	}
+	if !st.HostNetwork && (len(paths) > 0 || st.NetNSPath != "") {
+		if err := n.detach(ctx, uid, paths, st.Ports); err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		if err := netns.LoadNetNS(p).Remove(); err != nil {
+			return fmt.Errorf("removing network namespace: %w", err)
+		}
+	}
+	for _, dir := range []string{n.netnsDir(uid), n.podDir(uid)} {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("removing pod network files: %w", err)
+		}
+	}
+	return nil
+}
+
+// detach runs CNI DEL for the pod, inside its namespace if that still
+// exists, else without one (the plugins then free what lives outside it:
+// the IP, the iptables rules).
+func (n *Network) detach(ctx context.Context, uid string, paths []string, ports []PortMapping) error {
+	if err := n.pluginsInstalled(); err != nil {
+		return fmt.Errorf("tearing down pod network: %w", err)
+	}
+	path := ""
+	for _, p := range paths {
+		if closed, err := netns.LoadNetNS(p).Closed(); err == nil && !closed {
+			path = p
+			break
+		}
+	}
+	// The plugins key what they remove on the container ID (the pod UID).
+	if err := n.cni.Remove(ctx, uid, path, n.namespaceOpts("", "", uid, ports)...); err != nil {
+		return fmt.Errorf("tearing down pod network: %w", err)
+	}
+	return nil
+}
+
+// netnsPaths lists the namespace mounts in the pod's netns directory
+// (normally one).
+func (n *Network) netnsPaths(uid string) ([]string, error) {
+	entries, err := os.ReadDir(n.netnsDir(uid))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the pod's network namespaces: %w", err)
+	}
+	var paths []string
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(n.netnsDir(uid), e.Name()))
+	}
+	return paths, nil
+}
