@@ -19,10 +19,18 @@ type Resource struct {
 	Name       string // "jobs", "pods"
 	Namespaced bool
 	New        func() Object
+	// Finalizing, if set, reports that an object marked for deletion is
+	// still held although its metadata.finalizers are empty: a Namespace
+	// waits for its spec.finalizers (see Tx.Update's finalizer rule).
+	Finalizing func(obj Object) bool
 }
 
-// The resources skiff stores. Later issues add more (events, namespaces).
+// The resources skiff stores.
 var (
-	Jobs = Resource{Name: "jobs", Namespaced: true, New: func() Object { return &batchv1.Job{} }}
-	Pods = Resource{Name: "pods", Namespaced: true, New: func() Object { return &corev1.Pod{} }}
+	Jobs       = Resource{Name: "jobs", Namespaced: true, New: func() Object { return &batchv1.Job{} }}
+	Pods       = Resource{Name: "pods", Namespaced: true, New: func() Object { return &corev1.Pod{} }}
+	Events     = Resource{Name: "events", Namespaced: true, New: func() Object { return &corev1.Event{} }}
+	Namespaces = Resource{Name: "namespaces", New: func() Object { return &corev1.Namespace{} },
+		Finalizing: func(obj Object) bool { return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0 }}
+	Nodes = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
 )

@@ -101,7 +101,7 @@ func (tx *Tx) Update(r Resource, obj Object) error {
 			r.Name, describeKey(ns, name), uid, stored.UID, ErrConflict)
 	}
 	keepStoredMeta(obj, stored)
-	if isFinalized(obj) {
+	if isFinalized(r, obj) {
 		return tx.remove(r, b, obj)
 	}
 	data, err := encodeObject(obj)
@@ -131,11 +131,11 @@ func keepStoredMeta(obj Object, stored *metav1.ObjectMeta) {
 }
 
 // isFinalized reports whether obj is marked for deletion with nothing left
-// to wait for: no finalizers and no grace period.
-func isFinalized(obj Object) bool {
+// to wait for: no finalizers (nor what r.Finalizing reports) and no grace period.
+func isFinalized(r Resource, obj Object) bool {
 	grace := obj.GetDeletionGracePeriodSeconds()
 	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 &&
-		(grace == nil || *grace == 0)
+		(grace == nil || *grace == 0) && (r.Finalizing == nil || !r.Finalizing(obj))
 }
 
 // Delete removes the object and returns it, with the ResourceVersion of the
@@ -173,7 +173,7 @@ func (tx *Tx) DeleteGracefully(r Resource, namespace, name string, grace int64) 
 		return nil, false, err
 	}
 	changed := markDeleting(obj, grace)
-	if isFinalized(obj) {
+	if isFinalized(r, obj) {
 		if err := tx.remove(r, tx.bucket(r), obj); err != nil {
 			return nil, false, err
 		}
