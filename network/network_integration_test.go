@@ -1,0 +1,351 @@
+//go:build integration
+
+package network_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skiff-sh/skiff/network"
+	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/runtime/runtimetest"
+)
+
+// env is the private containerd the tests run their pods' containers in.
+var env *runtimetest.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "skiff-network-it")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	env, err = runtimetest.Containerd(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+var counter atomic.Int64
+
+// unique is a name no other test (nor another test process) uses.
+func unique(prefix string) string {
+	return fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), counter.Add(1))
+}
+
+// newNetwork makes a Network with a bridge and a /24 of its own, so that
+// tests and test processes running at once do not share addresses; the
+// bridge goes when the test ends.
+func newNetwork(t *testing.T, dataDir string) (*network.Network, network.Config) {
+	t.Helper()
+	n := counter.Add(1)
+	cfg := network.Config{
+		DataDir: dataDir,
+		Bridge:  fmt.Sprintf("skt%d-%d", os.Getpid()%100000, n),
+		Subnet:  fmt.Sprintf("10.%d.%d.0/24", 240+n%16, os.Getpid()%256),
+		HostIP:  hostIP(t),
+	}
+	return openNetwork(t, cfg), cfg
+}
+
+// openNetwork is a Network on cfg, as a (re)started skiffd makes it.
+func openNetwork(t *testing.T, cfg network.Config) *network.Network {
+	t.Helper()
+	n, err := network.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Status(); err != nil {
+		t.Fatalf("pod network unusable here: %v", err)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "link", "del", cfg.Bridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
+			t.Errorf("deleting bridge %s: %v: %s", cfg.Bridge, err, out)
+		}
+	})
+	return n
+}
+
+// hostIP is this machine's first global IPv4 address.
+func hostIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ipnet, ok := a.(*net.IPNet); ok && ipnet.IP.To4() != nil && ipnet.IP.IsGlobalUnicast() && !strings.HasPrefix(ipnet.IP.String(), "10.") {
+			return ipnet.IP.String()
+		}
+	}
+	t.Fatal("no global IPv4 address on this machine")
+	return ""
+}
+
+// setup sets a pod's sandbox up and tears it down when the test ends.
+func setup(t *testing.T, n *network.Network, name string, ports ...network.PortMapping) (network.Pod, network.Sandbox) {
+	t.Helper()
+	pod := network.Pod{UID: unique("uid-"), Namespace: "default", Name: name, Hostname: name, Ports: ports}
+	sb, err := n.Setup(context.Background(), pod)
+	if err != nil {
+		t.Fatalf("Setup(%s): %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := n.Teardown(context.Background(), pod.UID); err != nil {
+			t.Errorf("Teardown(%s): %v", name, err)
+		}
+	})
+	return pod, sb
+}
+
+func newRuntime(t *testing.T) *runtime.Runtime {
+	t.Helper()
+	rt, err := runtime.New(context.Background(), env.Address, env.Namespace, "/bin/false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// run starts a busybox container in the pod's sandbox (output discarded)
+// and removes it when the test ends.
+func run(t *testing.T, rt *runtime.Runtime, pod network.Pod, sb network.Sandbox, command ...string) <-chan runtime.ExitStatus {
+	t.Helper()
+	ctx := context.Background()
+	cfg := runtime.ContainerConfig{
+		ID:             unique("net-"),
+		Image:          runtimetest.Image,
+		Command:        command,
+		Hostname:       pod.Hostname,
+		Labels:         map[string]string{runtime.LabelPodUID: pod.UID},
+		NetNSPath:      sb.NetNSPath,
+		HostsPath:      sb.HostsPath,
+		ResolvConfPath: sb.ResolvConfPath,
+	}
+	if err := rt.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Remove(context.Background(), cfg.ID); err != nil {
+			t.Errorf("removing %s: %v", cfg.ID, err)
+		}
+	})
+	_, exit, err := rt.Start(ctx, cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exit
+}
+
+// exitCode waits (bounded) for a container's exit.
+func exitCode(t *testing.T, exit <-chan runtime.ExitStatus) int32 {
+	t.Helper()
+	select {
+	case st := <-exit:
+		return st.Code
+	case <-time.After(time.Minute):
+		t.Fatal("container did not exit within a minute")
+		return -1
+	}
+}
+
+// serve runs busybox httpd on port 8080 in the pod, answering body.
+func serve(t *testing.T, rt *runtime.Runtime, pod network.Pod, sb network.Sandbox, body string) {
+	t.Helper()
+	run(t, rt, pod, sb, "sh", "-c", fmt.Sprintf("mkdir /tmp/www && echo %s > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www", body))
+}
+
+// get fetches url until it answers (the server may still be starting)
+// and returns the body.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSpace(string(body))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a server that is starting up
+	}
+}
+
+func TestPodsGetTheirOwnIPs(t *testing.T) {
+	n, cfg := newNetwork(t, t.TempDir())
+	_, a := setup(t, n, "a")
+	_, b := setup(t, n, "b")
+	_, subnet, _ := net.ParseCIDR(cfg.Subnet)
+	for _, sb := range []network.Sandbox{a, b} {
+		if ip := net.ParseIP(sb.IP); ip == nil || !subnet.Contains(ip) {
+			t.Errorf("pod IP %q not in %s", sb.IP, cfg.Subnet)
+		}
+		if sb.NetNSPath == "" {
+			t.Errorf("no network namespace: %+v", sb)
+		}
+	}
+	if a.IP == b.IP || a.NetNSPath == b.NetNSPath {
+		t.Errorf("two pods share a network: %+v and %+v", a, b)
+	}
+}
+
+func TestPodsReachEachOtherAndTheHostReachesThem(t *testing.T) {
+	rt := newRuntime(t)
+	n, _ := newNetwork(t, t.TempDir())
+	serverPod, server := setup(t, n, "server")
+	clientPod, client := setup(t, n, "client")
+	serve(t, rt, serverPod, server, "hello-from-server")
+
+	if got := get(t, "http://"+server.IP+":8080/"); got != "hello-from-server" {
+		t.Errorf("host GET pod = %q", got)
+	}
+	fetch := fmt.Sprintf("wget -q -O - http://%s:8080/ | grep -qx hello-from-server", server.IP)
+	if code := exitCode(t, run(t, rt, clientPod, client, "sh", "-c", fetch)); code != 0 {
+		t.Errorf("pod to pod: %q exited %d", fetch, code)
+	}
+}
+
+func TestHostPort(t *testing.T) {
+	rt := newRuntime(t)
+	n, cfg := newNetwork(t, t.TempDir())
+	hostPort := int32(20000 + os.Getpid()%10000)
+	pod, sb := setup(t, n, "web", network.PortMapping{HostPort: hostPort, ContainerPort: 8080, Protocol: "tcp"})
+	serve(t, rt, pod, sb, "hello-via-hostport")
+	for _, host := range []string{cfg.HostIP, "127.0.0.1"} {
+		url := fmt.Sprintf("http://%s:%d/", host, hostPort)
+		if got := get(t, url); got != "hello-via-hostport" {
+			t.Errorf("GET %s = %q", url, got)
+		}
+	}
+}
+
+func TestEtcFilesInThePod(t *testing.T) {
+	rt := newRuntime(t)
+	n, _ := newNetwork(t, t.TempDir())
+	pod, sb := setup(t, n, "files")
+	script := fmt.Sprintf(`set -e
+grep -q "^%s	files$" /etc/hosts
+grep -q "^127.0.0.1	localhost$" /etc/hosts
+! grep -q "nameserver 127\." /etc/resolv.conf
+test "$(hostname)" = files
+ip -4 addr show eth0 | grep -q "inet %s/"
+ip link show lo | grep -q UP`, sb.IP, sb.IP)
+	if code := exitCode(t, run(t, rt, pod, sb, "sh", "-c", script)); code != 0 {
+		t.Errorf("checks in the pod exited %d:\n%s", code, script)
+	}
+}
+
+func TestTeardownFreesTheIP(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	n, _ := newNetwork(t, dataDir)
+	pod := network.Pod{UID: unique("uid-"), Namespace: "default", Name: "gone", Hostname: "gone"}
+	sb, err := n.Setup(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reservation := filepath.Join(dataDir, "ipam", "skiff", sb.IP)
+	if _, err := os.Stat(reservation); err != nil {
+		t.Fatalf("no IPAM reservation for %s: %v", sb.IP, err)
+	}
+	for i := 0; i < 2; i++ { // idempotent
+		if err := n.Teardown(ctx, pod.UID); err != nil {
+			t.Fatalf("Teardown #%d: %v", i+1, err)
+		}
+	}
+	if _, err := os.Stat(reservation); !os.IsNotExist(err) {
+		t.Errorf("IP %s still reserved after Teardown (%v)", sb.IP, err)
+	}
+	if _, err := os.Stat(sb.NetNSPath); !os.IsNotExist(err) {
+		t.Errorf("network namespace %s still there after Teardown (%v)", sb.NetNSPath, err)
+	}
+	if uids, err := n.List(); err != nil || len(uids) != 0 {
+		t.Errorf("List after Teardown = %v, %v", uids, err)
+	}
+	// A pod that never had a sandbox tears down as well.
+	if err := n.Teardown(ctx, unique("never-")); err != nil {
+		t.Errorf("Teardown of an unknown pod: %v", err)
+	}
+}
+
+func TestRestartReusesTheSandbox(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	n, cfg := newNetwork(t, dataDir)
+	pod, before := setup(t, n, "survivor")
+
+	restarted := openNetwork(t, cfg) // a new skiffd process on the same data dir
+	found, ok, err := restarted.Find(pod.UID)
+	if err != nil || !ok {
+		t.Fatalf("Find after restart = %v, %v", ok, err)
+	}
+	if found != before {
+		t.Errorf("Find after restart = %+v, want %+v", found, before)
+	}
+	again, err := restarted.Setup(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != before {
+		t.Errorf("Setup after restart = %+v, want the same sandbox %+v", again, before)
+	}
+	entries, err := os.ReadDir(filepath.Dir(before.NetNSPath))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("pod's netns dir holds %d entries (%v), want 1", len(entries), err)
+	}
+}
+
+func TestInterruptedSetupIsRedone(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	n, _ := newNetwork(t, dataDir)
+	pod, first := setup(t, n, "redo")
+	// A crash between the CNI ADD and the state file: only the state is lost.
+	if err := os.Remove(filepath.Join(dataDir, "pods", pod.UID, "sandbox.json")); err != nil {
+		t.Fatal(err)
+	}
+	second, err := n.Setup(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.NetNSPath == first.NetNSPath {
+		t.Errorf("the half-made namespace %s was kept", first.NetNSPath)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "ipam", "skiff", first.IP)); first.IP != second.IP && !os.IsNotExist(err) {
+		t.Errorf("the first IP %s is still reserved (%v)", first.IP, err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(second.NetNSPath))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("pod's netns dir holds %d entries (%v), want 1", len(entries), err)
+	}
+}
