@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
@@ -333,4 +335,243 @@ func toYAML(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// Gates let a test decide when a gated Job's containers end: a container
+// polls its own Job through the API (the pod uses the host network) until
+// the Job carries the annotation test.skiff.sh/<gate>.
+const (
+	gateRelease = "release" // the container exits 0
+	gateStop    = "stop"    // with onTerm set, a stopped container exits 1
+)
+
+// gateScript runs until the release gate opens, then exits 0. On SIGTERM it
+// exits 143 at once, or, if ON_TERM names a gate, when that gate opens with 1.
+const gateScript = `
+open() { wget -qO- "$JOB_URL" | grep -q "\"test.skiff.sh/$1\""; }
+trap 'if [ -n "$ON_TERM" ]; then until open "$ON_TERM"; do sleep 0.1; done; exit 1; fi; exit 143' TERM
+until open ` + gateRelease + `; do sleep 0.1; done
+`
+
+// gatedJob is a Job of gated containers.
+func gatedJob(s *skiffd, name string, completions, parallelism int32, onTerm string) *batchv1.Job {
+	job := shJob(name, gateScript, completions, parallelism, 6, corev1.RestartPolicyNever)
+	spec := &job.Spec.Template.Spec
+	spec.HostNetwork = true
+	spec.TerminationGracePeriodSeconds = ptr(int64(30))
+	spec.Containers[0].Env = []corev1.EnvVar{
+		{Name: "JOB_URL", Value: "http://" + s.addr + "/apis/batch/v1/namespaces/default/jobs/" + name},
+		{Name: "ON_TERM", Value: onTerm},
+	}
+	return job
+}
+
+// openGates adds the gates' annotations to the Job.
+func openGates(t *testing.T, c *kubernetes.Clientset, name string, gates ...string) {
+	t.Helper()
+	annotations := map[string]string{}
+	for _, g := range gates {
+		annotations["test.skiff.sh/"+g] = "true"
+	}
+	patchJob(t, c, name, types.MergePatchType, map[string]any{"metadata": map[string]any{"annotations": annotations}})
+}
+
+func patchJob(t *testing.T, c *kubernetes.Clientset, name string, pt types.PatchType, patch any) {
+	t.Helper()
+	b, err := json.Marshal(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BatchV1().Jobs("default").Patch(context.Background(), name, pt, b, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching job %s with %s: %v", name, b, err)
+	}
+}
+
+// waitStatus waits until the Job's status satisfies cond and returns the Job.
+func waitStatus(t *testing.T, c *kubernetes.Clientset, name, what string, cond func(batchv1.JobStatus) bool) *batchv1.Job {
+	t.Helper()
+	var job *batchv1.Job
+	if !eventually(scenarioTimeout, func() bool {
+		j, err := c.BatchV1().Jobs("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("getting job %s: %v", name, err)
+		}
+		job = j
+		return cond(j.Status)
+	}) {
+		t.Fatalf("job %s: no %s after %s; status:\n%s", name, what, scenarioTimeout, toYAML(job.Status))
+	}
+	return job
+}
+
+// countPods counts the Job's pods that are running and not being deleted,
+// and all of them.
+func countPods(t *testing.T, c *kubernetes.Clientset, job *batchv1.Job) (running, all int) {
+	t.Helper()
+	pods := jobPods(t, c, job)
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			running++
+		}
+	}
+	return running, len(pods)
+}
+
+func waitRunningPods(t *testing.T, c *kubernetes.Clientset, job *batchv1.Job, running, all int) {
+	t.Helper()
+	var r, a int
+	if !eventually(scenarioTimeout, func() bool {
+		r, a = countPods(t, c, job)
+		return r == running && a == all
+	}) {
+		t.Fatalf("job %s: %d running of %d pods after %s, want %d of %d", job.Name, r, a, scenarioTimeout, running, all)
+	}
+}
+
+// conditionsOf summarizes the Job's conditions.
+func conditionsOf(st batchv1.JobStatus) []conditionSummary {
+	return summarizeStatus(st, nil).Conditions
+}
+
+// TestJobSuspendResumeWhileRunning: suspending a running Job deletes its
+// pods without counting them and keeps startTime; resuming starts new pods,
+// flips Suspended to False (JobResumed) and resets startTime.
+func TestJobSuspendResumeWhileRunning(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	c := s.client
+	job, err := c.BatchV1().Jobs("default").Create(context.Background(), gatedJob(s, "suspend-resume", 2, 2, ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunningPods(t, c, job, 2, 2)
+	started := waitStatus(t, c, job.Name, "startTime", func(st batchv1.JobStatus) bool { return st.StartTime != nil }).Status.StartTime
+
+	patchJob(t, c, job.Name, types.StrategicMergePatchType, map[string]any{"spec": map[string]any{"suspend": true}})
+	suspended := waitStatus(t, c, job.Name, "Suspended condition and no active pod", func(st batchv1.JobStatus) bool {
+		return hasCondition(st, batchv1.JobSuspended, corev1.ConditionTrue) && st.Active == 0 && deref(st.Terminating) == 0
+	})
+	waitRunningPods(t, c, job, 0, 0)
+	if diff := cmp.Diff([]conditionSummary{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: "JobSuspended", Message: "Job suspended"}}, conditionsOf(suspended.Status)); diff != "" {
+		t.Errorf("conditions once suspended (-want,+got):\n%s", diff)
+	}
+	if st := suspended.Status; st.Failed != 0 || st.Succeeded != 0 || st.StartTime == nil || !st.StartTime.Equal(started) {
+		t.Errorf("suspended: failed %d succeeded %d startTime %v, want 0, 0 and %v kept", st.Failed, st.Succeeded, st.StartTime, started)
+	}
+
+	// startTime has a one-second resolution: let the clock pass it, so that
+	// the reset on resume shows.
+	waitFor(t, 2*time.Second, "the next second", func() (bool, error) { return time.Now().After(started.Add(time.Second)), nil })
+	patchJob(t, c, job.Name, types.MergePatchType, map[string]any{"spec": map[string]any{"suspend": false}})
+	resumed := waitStatus(t, c, job.Name, "Suspended=False", func(st batchv1.JobStatus) bool {
+		return hasCondition(st, batchv1.JobSuspended, corev1.ConditionFalse)
+	})
+	if st := resumed.Status.StartTime; st == nil || !st.After(started.Time) {
+		t.Errorf("startTime after resume %v, want later than %v", st, started)
+	}
+	waitRunningPods(t, c, job, 2, 2)
+	openGates(t, c, job.Name, gateRelease)
+	done := waitJob(t, c, "default", job.Name, batchv1.JobComplete, scenarioTimeout)
+	want := []conditionSummary{
+		{Type: batchv1.JobSuspended, Status: corev1.ConditionFalse, Reason: "JobResumed", Message: "Job resumed"},
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods"},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods"},
+	}
+	if diff := cmp.Diff(want, conditionsOf(done.Status)); diff != "" {
+		t.Errorf("final conditions (-want,+got):\n%s", diff)
+	}
+	if st := done.Status; st.Succeeded != 2 || st.Failed != 0 {
+		t.Errorf("final succeeded %d failed %d, want 2 and 0", st.Succeeded, st.Failed)
+	}
+}
+
+// TestJobParallelismPatch: parallelism PATCHed up, down to 0 and up again
+// while the Job runs takes effect at once; pods removed by a scale-down are
+// not failures.
+func TestJobParallelismPatch(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	c := s.client
+	job, err := c.BatchV1().Jobs("default").Create(context.Background(), gatedJob(s, "elastic", 6, 2, ""), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunningPods(t, c, job, 2, 2)
+	steps := []struct {
+		pt          types.PatchType
+		parallelism int32
+	}{
+		{types.StrategicMergePatchType, 4},
+		{types.MergePatchType, 0},
+		{types.StrategicMergePatchType, 3},
+	}
+	for _, step := range steps {
+		patchJob(t, c, job.Name, step.pt, map[string]any{"spec": map[string]any{"parallelism": step.parallelism}})
+		waitStatus(t, c, job.Name, fmt.Sprintf("%d active pods", step.parallelism), func(st batchv1.JobStatus) bool {
+			return st.Active == step.parallelism && deref(st.Terminating) == 0
+		})
+		p := int(step.parallelism)
+		waitRunningPods(t, c, job, p, p)
+	}
+	openGates(t, c, job.Name, gateRelease)
+	done := waitJob(t, c, "default", job.Name, batchv1.JobComplete, scenarioTimeout)
+	if st := done.Status; st.Succeeded != 6 || st.Failed != 0 {
+		t.Errorf("final succeeded %d failed %d, want 6 and 0", st.Succeeded, st.Failed)
+	}
+}
+
+// TestJobPodReplacementPolicy: a running pod is deleted and takes its time
+// to stop (it waits for the stop gate, then fails). TerminatingOrFailed
+// counts it as failed and replaces it at once; Failed waits until it has
+// failed, showing it in status.terminating meanwhile.
+func TestJobPodReplacementPolicy(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	c := s.client
+	tests := map[string]struct {
+		policy batchv1.PodReplacementPolicy
+		// the status while the deleted pod is terminating
+		active, failed int32
+		pods           int
+	}{
+		"terminating-or-failed": {policy: batchv1.TerminatingOrFailed, active: 1, failed: 1, pods: 2},
+		"failed":                {policy: batchv1.Failed, active: 0, failed: 0, pods: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			job := gatedJob(s, name, 1, 1, gateStop)
+			job.Spec.PodReplacementPolicy = &tc.policy
+			job, err := c.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitRunningPods(t, c, job, 1, 1)
+			first := jobPods(t, c, job)[0]
+			if err := c.CoreV1().Pods("default").Delete(context.Background(), first.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			terminating := waitStatus(t, c, job.Name, "a terminating pod", func(st batchv1.JobStatus) bool {
+				return deref(st.Terminating) == 1 && st.Active == tc.active
+			})
+			if got := terminating.Status.Failed; got != tc.failed {
+				t.Errorf("failed while the deleted pod terminates: %d, want %d", got, tc.failed)
+			}
+			if _, all := countPods(t, c, job); all != tc.pods {
+				t.Errorf("%d pods while the deleted pod terminates, want %d", all, tc.pods)
+			}
+			openGates(t, c, job.Name, gateStop, gateRelease)
+			done := waitJob(t, c, "default", job.Name, batchv1.JobComplete, scenarioTimeout)
+			if st := done.Status; st.Succeeded != 1 || st.Failed != 1 || deref(st.Terminating) != 0 {
+				t.Errorf("final succeeded %d failed %d terminating %d, want 1, 1 and 0", st.Succeeded, st.Failed, deref(st.Terminating))
+			}
+		})
+	}
+}
+
+func hasCondition(st batchv1.JobStatus, t batchv1.JobConditionType, status corev1.ConditionStatus) bool {
+	return slices.ContainsFunc(st.Conditions, func(c batchv1.JobCondition) bool { return c.Type == t && c.Status == status })
 }
