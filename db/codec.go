@@ -124,64 +124,92 @@ func matchesLabels(data []byte, sel labels.Selector) (bool, error) {
 	if sel == nil || sel.Empty() {
 		return true, nil
 	}
-	lbls, err := decodeLabels(data)
+	head, err := decodeHead(data)
 	if err != nil {
 		return false, fmt.Errorf("decoding labels: %w", err)
 	}
-	return sel.Matches(labels.Set(lbls)), nil
+	return sel.Matches(labels.Set(head.Labels)), nil
 }
 
-// decodeLabels finds metadata.labels in an object's JSON, reading only as
-// far as the metadata.
-func decodeLabels(data []byte) (map[string]string, error) {
+// head is the part of an object's metadata that lists and history read
+// without decoding the whole object.
+type head struct {
+	Namespace string            `json:"namespace"`
+	Name      string            `json:"name"`
+	Labels    map[string]string `json:"labels"`
+}
+
+// decodeHead finds metadata in an object's JSON, reading only as far as
+// the metadata.
+func decodeHead(data []byte) (head, error) {
+	var h head
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("not a JSON object (%v)", err)
+		return h, fmt.Errorf("not a JSON object (%v)", err)
 	}
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return h, err
 		}
 		if key != "metadata" {
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return nil, err
+				return h, err
 			}
 			continue
 		}
-		var meta struct {
-			Labels map[string]string `json:"labels"`
-		}
-		if err := dec.Decode(&meta); err != nil {
-			return nil, err
-		}
-		return meta.Labels, nil
+		err = dec.Decode(&h)
+		return h, err
 	}
-	return nil, nil
+	return h, nil
 }
 
-// changeValue is a changes bucket value: "<TYPE> <resource>\n<object JSON>".
-// The key is the change's resourceVersion. encoding/json never writes a raw
-// newline, so the first newline ends the header.
-func changeValue(typ watch.EventType, resource string, data []byte) []byte {
-	v := make([]byte, 0, len(typ)+len(resource)+2+len(data))
-	v = append(v, typ...)
-	v = append(v, ' ')
-	v = append(v, resource...)
-	v = append(v, '\n')
+// changeValue is a changes bucket value:
+// "<TYPE> <resource> <len(prev)>\n" ‖ prev ‖ object JSON, where prev is the
+// object bucket value the change replaced (empty for Added). The key is the
+// change's resourceVersion. encoding/json never writes a raw newline, so the
+// first newline ends the header.
+func changeValue(typ watch.EventType, resource string, prev, data []byte) []byte {
+	header := fmt.Sprintf("%s %s %d\n", typ, resource, len(prev))
+	v := make([]byte, 0, len(header)+len(prev)+len(data))
+	v = append(v, header...)
+	v = append(v, prev...)
 	return append(v, data...)
 }
 
-// splitChangeValue splits a changes bucket value into its parts.
-func splitChangeValue(v []byte) (watch.EventType, string, []byte, error) {
-	header, data, ok := bytes.Cut(v, []byte("\n"))
+// change is one decoded entry of the change log.
+type change struct {
+	typ      watch.EventType
+	resource string
+	data     []byte // the object JSON after the change (Deleted: its last state)
+	// prev is the object bucket value the change replaced, nil for none
+	// (Added); prevKnown is false for entries logged before skiff kept it.
+	prev      []byte
+	prevKnown bool
+}
+
+// splitChangeValue decodes a changes bucket value. It also reads the older
+// "<TYPE> <resource>\n" ‖ JSON form, whose prev is unknown.
+func splitChangeValue(v []byte) (change, error) {
+	header, rest, ok := bytes.Cut(v, []byte("\n"))
 	if !ok {
-		return "", "", nil, fmt.Errorf("corrupt change value")
+		return change{}, fmt.Errorf("corrupt change value")
 	}
-	typ, resource, ok := strings.Cut(string(header), " ")
-	if !ok {
-		return "", "", nil, fmt.Errorf("corrupt change header %q", header)
+	parts := strings.Split(string(header), " ")
+	switch len(parts) {
+	case 2:
+		return change{typ: watch.EventType(parts[0]), resource: parts[1], data: rest}, nil
+	case 3:
+		n, err := strconv.Atoi(parts[2])
+		if err != nil || n < 0 || n > len(rest) {
+			return change{}, fmt.Errorf("corrupt change header %q", header)
+		}
+		c := change{typ: watch.EventType(parts[0]), resource: parts[1], data: rest[n:], prevKnown: true}
+		if n > 0 {
+			c.prev = rest[:n]
+		}
+		return c, nil
 	}
-	return watch.EventType(typ), resource, data, nil
+	return change{}, fmt.Errorf("corrupt change header %q", header)
 }

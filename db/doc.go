@@ -12,14 +12,18 @@
 //	                                 created on first write; cluster-scoped ones have namespace "")
 //	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON
 //	changes/
-//	    <resourceVersion uint64 BE> → "<ADDED|MODIFIED|DELETED> <resource>\n" ‖ object JSON
+//	    <resourceVersion uint64 BE> → "<ADDED|MODIFIED|DELETED> <resource> <len(prev)>\n" ‖ prev ‖ object JSON
+//	                                  (prev: the objects/ value the change replaced, empty for ADDED)
 //
 // Object JSON carries neither resourceVersion (the 8-byte prefix does) nor
 // apiVersion/kind: returned objects have an empty TypeMeta.
 //
 // Every change (create, update, delete) takes the next resourceVersion, so
 // the resourceVersions in changes/ are exactly (compacted, rv]; each write
-// transaction trims the oldest entries beyond the retained count.
+// transaction trims the oldest entries beyond the retained count. Since each
+// change keeps the value it replaced, the state as of any resourceVersion
+// ≥ compacted can be rebuilt by undoing the later changes (Tx.ListAt): that
+// is how paginated and exact lists read one consistent snapshot.
 //
 // Writes are serialized by the store and published to watchers from bbolt's
 // OnCommit, in resourceVersion order; a watcher never sees uncommitted state

@@ -10,8 +10,11 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConflict: the object's resourceVersion (or uid) does not match the stored one.
 	ErrConflict = errors.New("conflict")
-	// ErrExpired: a watch asked for changes older than the retained change log.
+	// ErrExpired: a watch or a read asked for a resourceVersion older than
+	// the retained change log.
 	ErrExpired = errors.New("resource version too old")
+	// ErrTooNew: a read asked for a resourceVersion newer than the store's.
+	ErrTooNew = errors.New("resource version too new")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("store closed")
 	// ErrTooSlow ends a watch whose consumer fell so far behind that its

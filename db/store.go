@@ -40,9 +40,12 @@ type Store struct {
 	closed  atomic.Bool
 	rv      atomic.Uint64 // last committed resourceVersion
 
-	// watchMu guards watchers and orders rv updates with registrations.
+	// watchMu guards watchers and advanced, and orders rv updates with
+	// registrations.
 	watchMu  sync.Mutex
 	watchers map[*Watcher]struct{}
+	// advanced, if not nil, is closed when rv next advances (see WaitFor).
+	advanced chan struct{}
 }
 
 // Option configures a Store at Open.
@@ -104,6 +107,7 @@ func (s *Store) Close() error {
 		delete(s.watchers, w)
 		w.end(ErrClosed)
 	}
+	s.wakeWaiters()
 	s.watchMu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing store: %w", err)

@@ -224,30 +224,35 @@ func markDeleting(obj Object, grace int64) bool {
 func (tx *Tx) record(r Resource, b *bbolt.Bucket, typ watch.EventType, obj Object, data []byte) error {
 	rv := tx.rv + 1
 	key := objectKey(obj.GetNamespace(), obj.GetName())
+	prev := bytes.Clone(b.Get(key))
 	if err := b.Put(key, objectValue(rv, data)); err != nil {
 		return fmt.Errorf("storing %s %q: %w", r.Name, describeKey(obj.GetNamespace(), obj.GetName()), err)
 	}
-	return tx.logChange(r, typ, rv, obj, data)
+	return tx.logChange(r, typ, rv, obj, data, prev)
 }
 
 // remove deletes obj under a new resourceVersion, logs the change (with obj
 // as it was last) and queues its Deleted event.
 func (tx *Tx) remove(r Resource, b *bbolt.Bucket, obj Object) error {
 	rv := tx.rv + 1
-	if err := b.Delete(objectKey(obj.GetNamespace(), obj.GetName())); err != nil {
+	key := objectKey(obj.GetNamespace(), obj.GetName())
+	prev := bytes.Clone(b.Get(key))
+	if err := b.Delete(key); err != nil {
 		return fmt.Errorf("deleting %s %q: %w", r.Name, describeKey(obj.GetNamespace(), obj.GetName()), err)
 	}
 	data, err := encodeObject(obj)
 	if err != nil {
 		return err
 	}
-	return tx.logChange(r, watch.Deleted, rv, obj, data)
+	return tx.logChange(r, watch.Deleted, rv, obj, data, prev)
 }
 
-// logChange appends the change at rv to the change log, sets rv on obj and
-// queues the event (with a copy of obj) for publication after commit.
-func (tx *Tx) logChange(r Resource, typ watch.EventType, rv uint64, obj Object, data []byte) error {
-	if err := tx.btx.Bucket(bucketChanges).Put(u64(rv), changeValue(typ, r.Name, data)); err != nil {
+// logChange appends the change at rv to the change log (with prev, the
+// object bucket value it replaced, so that reads as of an older
+// resourceVersion can undo it), sets rv on obj and queues the event (with a
+// copy of obj) for publication after commit.
+func (tx *Tx) logChange(r Resource, typ watch.EventType, rv uint64, obj Object, data, prev []byte) error {
+	if err := tx.btx.Bucket(bucketChanges).Put(u64(rv), changeValue(typ, r.Name, prev, data)); err != nil {
 		return fmt.Errorf("logging change %d: %w", rv, err)
 	}
 	tx.rv = rv

@@ -110,18 +110,18 @@ func (s *Store) replay(r Resource, since, until uint64) ([]Event, error) {
 			if rv > until {
 				break
 			}
-			typ, resource, data, err := splitChangeValue(v)
+			c, err := splitChangeValue(v)
 			if err != nil {
 				return fmt.Errorf("replaying change %d: %w", rv, err)
 			}
-			if resource != r.Name {
+			if c.resource != r.Name {
 				continue
 			}
-			obj, err := decodeObject(r, rv, data)
+			obj, err := decodeObject(r, rv, c.data)
 			if err != nil {
 				return fmt.Errorf("replaying change %d: %w", rv, err)
 			}
-			events = append(events, Event{Type: typ, Resource: resource, Object: obj, RV: rv})
+			events = append(events, Event{Type: c.typ, Resource: c.resource, Object: obj, RV: rv})
 		}
 		return nil
 	})
@@ -134,6 +134,7 @@ func (s *Store) publish(rv uint64, events []Event) {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	s.rv.Store(rv)
+	s.wakeWaiters()
 	for w := range s.watchers {
 		if !w.push(events) {
 			delete(s.watchers, w)
