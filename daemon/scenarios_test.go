@@ -522,6 +522,43 @@ func TestJobParallelismPatch(t *testing.T) {
 	}
 }
 
+// TestIndexedJobElastic: an Indexed Job's completions change with its
+// parallelism while it runs (elastic Indexed Job): scaling down removes the
+// pods of the indexes beyond completions, scaling up adds the new indexes.
+func TestIndexedJobElastic(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	c := s.client
+	job := gatedJob(s, "elastic-indexed", 4, 4, "")
+	job.Spec.CompletionMode = ptr(batchv1.IndexedCompletion)
+	job, err := c.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunningPods(t, c, job, 4, 4)
+	for _, n := range []int32{2, 3} {
+		patchJob(t, c, job.Name, types.StrategicMergePatchType, map[string]any{"spec": map[string]any{"completions": n, "parallelism": n}})
+		waitStatus(t, c, job.Name, fmt.Sprintf("%d active pods", n), func(st batchv1.JobStatus) bool {
+			return st.Active == n && deref(st.Terminating) == 0
+		})
+		waitRunningPods(t, c, job, int(n), int(n))
+	}
+	var indexes []string
+	for _, p := range jobPods(t, c, job) {
+		indexes = append(indexes, p.Annotations[batchv1.JobCompletionIndexAnnotation])
+	}
+	slices.Sort(indexes)
+	if diff := cmp.Diff([]string{"0", "1", "2"}, indexes); diff != "" {
+		t.Errorf("indexes of the pods (-want,+got):\n%s", diff)
+	}
+	openGates(t, c, job.Name, gateRelease)
+	done := waitJob(t, c, "default", job.Name, batchv1.JobComplete, scenarioTimeout)
+	if st := done.Status; st.Succeeded != 3 || st.Failed != 0 || st.CompletedIndexes != "0-2" {
+		t.Errorf("final succeeded %d failed %d completedIndexes %q, want 3, 0 and 0-2", st.Succeeded, st.Failed, st.CompletedIndexes)
+	}
+}
+
 // TestJobPodReplacementPolicy: a running pod is deleted and takes its time
 // to stop (it waits for the stop gate, then fails). TerminatingOrFailed
 // counts it as failed and replaces it at once; Failed waits until it has
