@@ -349,3 +349,37 @@ func TestInterruptedSetupIsRedone(t *testing.T) {
 		t.Errorf("pod's netns dir holds %d entries (%v), want 1", len(entries), err)
 	}
 }
+
+func TestConcurrentSetups(t *testing.T) {
+	n, _ := newNetwork(t, t.TempDir())
+	const pods = 8
+	type result struct {
+		sb  network.Sandbox
+		err error
+	}
+	results := make(chan result, pods)
+	for i := 0; i < pods; i++ {
+		pod := network.Pod{UID: unique("uid-"), Namespace: "default", Name: fmt.Sprintf("p%d", i), Hostname: fmt.Sprintf("p%d", i)}
+		t.Cleanup(func() {
+			if err := n.Teardown(context.Background(), pod.UID); err != nil {
+				t.Errorf("Teardown(%s): %v", pod.Name, err)
+			}
+		})
+		go func() {
+			sb, err := n.Setup(context.Background(), pod)
+			results <- result{sb, err}
+		}()
+	}
+	ips := map[string]bool{}
+	for i := 0; i < pods; i++ {
+		r := <-results
+		if r.err != nil {
+			t.Errorf("Setup: %v", r.err)
+			continue
+		}
+		if ips[r.sb.IP] {
+			t.Errorf("IP %s given twice", r.sb.IP)
+		}
+		ips[r.sb.IP] = true
+	}
+}
