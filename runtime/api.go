@@ -4,7 +4,6 @@
 package runtime
 
 import (
-	"context"
 	"errors"
 	"io"
 	"syscall"
@@ -60,8 +59,6 @@ type ContainerConfig struct {
 	StopSignal syscall.Signal    // 0 = image's STOPSIGNAL or SIGTERM
 	// MemoryLimit is the cgroup memory limit in bytes (resources.limits.memory); 0 = none.
 	MemoryLimit int64
-
-	// CONTRACT (issue 5): the fields below are being implemented now.
 
 	// CPUShares is cpu.shares (cgroup v1; cpu.weight derived on v2), from
 	// requests.cpu as the kubelet computes it (milliCPU*1024/1000, min 2); 0 = unset.
@@ -135,6 +132,9 @@ type ImageInfo struct {
 	Ref  string // normalized name
 	ID   string // repo digest for containerStatus.imageID, e.g. docker.io/library/busybox@sha256:…
 	User string // config.User ("" = root)
+	// Size is the image's size in bytes as stored (manifest, config and
+	// compressed layers), for the Pulled event.
+	Size int64
 }
 
 // TerminalSize is a TTY size.
@@ -184,22 +184,3 @@ type Container struct {
 	StartedAt time.Time   // zero if never started
 	Exit      *ExitStatus // set when State == StateExited
 }
-
-// CONTRACT (issue 5): methods being implemented now; their bodies move to
-// their own files.
-
-// ImageInfo describes a local image (after EnsureImage).
-func (r *Runtime) ImageInfo(ctx context.Context, ref string) (ImageInfo, error) {
-	panic("contract")
-}
-
-// Exec runs cfg.Args in the running container id and returns its exit code
-// when it ends (or ctx ends: the process is killed). Probes, preStop hooks
-// and `kubectl exec` use it.
-func (r *Runtime) Exec(ctx context.Context, id string, cfg ExecConfig) (exitCode int, err error) {
-	panic("contract")
-}
-
-// PID returns the host PID of the container's init process (for joining its
-// namespaces: /proc/<pid>/ns/pid); ErrNotFound if not running.
-func (r *Runtime) PID(ctx context.Context, id string) (uint32, error) { panic("contract") }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/containerd/containerd/containers"
 	"github.com/containerd/containerd/oci"
@@ -15,16 +17,33 @@ var errNoCommand = errors.New("no command specified")
 
 // specOpts are the OCI spec options for cfg on an image configured as img,
 // applied over containerd's default spec (namespaces, mounts, capabilities,
-// rlimits).
+// rlimits). The order matters: process, identity, namespaces and files,
+// volume mounts (which may cover the defaults), resources, then security,
+// where privileged overrides capabilities, seccomp and masked paths.
 func specOpts(cfg ContainerConfig, img ocispec.ImageConfig) []oci.SpecOpts {
 	return []oci.SpecOpts{
+		oci.WithoutRunMount,
 		withArgs(img, cfg.Command, cfg.Args),
+		withHostnameEnv(cfg.Hostname),
 		withEnv(img.Env, cfg.Env),
 		withWorkingDir(img.WorkingDir, cfg.WorkingDir),
-		withImageUser(img.User),
-		withHostNetwork(),
+		withUser(cfg.User, img.User),
+		withNetwork(cfg.NetNSPath),
+		withEtcFiles(cfg.HostsPath, cfg.ResolvConfPath, cfg.ReadOnlyRootfs),
+		withPIDNamespace(cfg.PIDNSPath),
 		withHostname(cfg.Hostname),
+		withCgroupMount,
+		withMounts(cfg.Mounts),
 		withMemoryLimit(cfg.MemoryLimit),
+		withCPU(cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod),
+		withCapabilities(cfg.CapAdd, cfg.CapDrop, allCapabilities()),
+		withSeccomp(cfg.Seccomp),
+		withUnmaskedProc(cfg.UnmaskedProc),
+		withPrivileged(cfg.Privileged),
+		withNoNewPrivileges(cfg.NoNewPrivileges),
+		withReadonlyRootfs(cfg.ReadOnlyRootfs),
+		withSysctls(cfg.Sysctls),
+		withTTY(cfg.TTY),
 	}
 }
 
@@ -56,6 +75,24 @@ func withEnv(imageEnv, env []string) oci.SpecOpts {
 	return oci.Compose(oci.WithEnv(imageEnv), oci.WithEnv(env))
 }
 
+// withHostnameEnv sets HOSTNAME to the container's hostname (the host's
+// when name is empty), before the image's and the pod's env, which may
+// override it.
+//
+// NOTE: containerd CRI sets HOSTNAME the same way; Kubernetes pods see it.
+func withHostnameEnv(name string) oci.SpecOpts {
+	return func(ctx context.Context, client oci.Client, c *containers.Container, s *oci.Spec) error {
+		if name == "" {
+			host, err := os.Hostname()
+			if err != nil {
+				return fmt.Errorf("reading the host name: %w", err)
+			}
+			name = host
+		}
+		return oci.WithEnv([]string{"HOSTNAME=" + name})(ctx, client, c, s)
+	}
+}
+
 // withWorkingDir sets the process cwd: dir, else the image's, else "/".
 func withWorkingDir(imageDir, dir string) oci.SpecOpts {
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
@@ -72,64 +109,15 @@ func withWorkingDir(imageDir, dir string) oci.SpecOpts {
 	}
 }
 
-// withImageUser runs the process as the image's USER (names are resolved
-// in the container's rootfs); an empty user keeps root.
-func withImageUser(user string) oci.SpecOpts {
+// withTTY gives the process a terminal (and TERM=xterm, as containerd CRI
+// does); without tty it changes nothing.
+func withTTY(tty bool) oci.SpecOpts {
 	return func(ctx context.Context, client oci.Client, c *containers.Container, s *oci.Spec) error {
-		if user == "" {
+		if !tty {
 			return nil
 		}
-		return oci.WithUser(user)(ctx, client, c, s)
-	}
-}
-
-// withHostNetwork keeps the container in the host's network namespace, with
-// the host's /etc/resolv.conf and /etc/hosts mounted read-only.
-//
-// NOTE: pods use the host network until per-pod namespaces (CNI) exist;
-// that is what a hostNetwork pod gets from the kubelet too.
-func withHostNetwork() oci.SpecOpts {
-	return oci.Compose(
-		oci.WithHostNamespace(specs.NetworkNamespace),
-		oci.WithHostResolvconf,
-		oci.WithHostHostsFile,
-	)
-}
-
-// withHostname gives the container its own UTS namespace named name
-// (kept as it is when name is empty).
-func withHostname(name string) oci.SpecOpts {
-	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		if s.Linux == nil {
-			s.Linux = &specs.Linux{}
-		}
-		if !hasNamespace(s.Linux.Namespaces, specs.UTSNamespace) {
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UTSNamespace})
-		}
-		if name != "" {
-			s.Hostname = name
-		}
-		return nil
-	}
-}
-
-// withMemoryLimit sets the cgroup memory limit in bytes; 0 leaves it unset.
-func withMemoryLimit(limit int64) oci.SpecOpts {
-	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		if limit <= 0 {
-			return nil
-		}
-		if s.Linux == nil {
-			s.Linux = &specs.Linux{}
-		}
-		if s.Linux.Resources == nil {
-			s.Linux.Resources = &specs.LinuxResources{}
-		}
-		if s.Linux.Resources.Memory == nil {
-			s.Linux.Resources.Memory = &specs.LinuxMemory{}
-		}
-		s.Linux.Resources.Memory.Limit = &limit
-		return nil
+		ensureLinux(s)
+		return oci.WithTTY(ctx, client, c, s)
 	}
 }
 
@@ -145,5 +133,18 @@ func hasNamespace(nss []specs.LinuxNamespace, t specs.LinuxNamespaceType) bool {
 func ensureProcess(s *oci.Spec) {
 	if s.Process == nil {
 		s.Process = &specs.Process{}
+	}
+}
+
+func ensureLinux(s *oci.Spec) {
+	if s.Linux == nil {
+		s.Linux = &specs.Linux{}
+	}
+}
+
+func ensureResources(s *oci.Spec) {
+	ensureLinux(s)
+	if s.Linux.Resources == nil {
+		s.Linux.Resources = &specs.LinuxResources{}
 	}
 }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/containerd/containerd/containers"
@@ -101,136 +103,111 @@ func TestWithWorkingDir(t *testing.T) {
 	}
 }
 
-func TestWithImageUser(t *testing.T) {
-	tests := map[string]struct {
-		user string
-		want *specs.Process
-	}{
-		"no user keeps spec": {want: nil},
-		"numeric uid:gid":    {user: "1000:100", want: &specs.Process{User: specs.User{UID: 1000, GID: 100, AdditionalGids: []uint32{100}}}},
+func TestWithHostnameEnv(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct{ name, want string }{
+		"pod hostname":        {name: "job-a-0", want: "HOSTNAME=job-a-0"},
+		"host's when unnamed": {want: "HOSTNAME=" + host},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, err := applyToEmpty(t, withImageUser(tc.user))
+			s, err := applyToEmpty(t, withHostnameEnv(tc.name))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, s.Process); diff != "" {
-				t.Errorf("process (-want,+got):\n%s", diff)
+			if diff := cmp.Diff([]string{tc.want}, s.Process.Env); diff != "" {
+				t.Errorf("env (-want,+got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestWithHostNetwork(t *testing.T) {
-	s := &oci.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{
-		{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace}, {Type: specs.UTSNamespace},
-	}}}
-	if err := withHostNetwork()(context.Background(), nil, &containers.Container{}, s); err != nil {
-		t.Fatal(err)
-	}
-	want := &oci.Spec{
-		Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.UTSNamespace}}},
-		Mounts: []specs.Mount{
-			{Destination: "/etc/resolv.conf", Type: "bind", Source: "/etc/resolv.conf", Options: []string{"rbind", "ro"}},
-			{Destination: "/etc/hosts", Type: "bind", Source: "/etc/hosts", Options: []string{"rbind", "ro"}},
-		},
-	}
-	if diff := cmp.Diff(want, s); diff != "" {
-		t.Errorf("spec (-want,+got):\n%s", diff)
-	}
-
-	empty, err := applyToEmpty(t, withHostNetwork())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hasNamespace(empty.Linux.Namespaces, specs.NetworkNamespace) || len(empty.Mounts) != 2 {
-		t.Errorf("on an empty spec: namespaces %v, mounts %v", empty.Linux.Namespaces, empty.Mounts)
-	}
-}
-
-func TestWithHostname(t *testing.T) {
+func TestWithTTY(t *testing.T) {
 	tests := map[string]struct {
-		name string
+		tty  bool
 		want *oci.Spec
 	}{
-		"named": {name: "job-a-0", want: &oci.Spec{
-			Hostname: "job-a-0",
-			Linux:    &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UTSNamespace}}},
-		}},
-		"unnamed keeps own namespace": {want: &oci.Spec{
-			Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UTSNamespace}}},
+		"no tty": {want: &oci.Spec{}},
+		"tty": {tty: true, want: &oci.Spec{
+			Process: &specs.Process{Terminal: true, Env: []string{"TERM=xterm"}},
+			Linux:   &specs.Linux{},
 		}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, err := applyToEmpty(t, withHostname(tc.name))
+			s, err := applyToEmpty(t, withTTY(tc.tty))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, s); diff != "" {
 				t.Errorf("spec (-want,+got):\n%s", diff)
 			}
-			// Applying twice does not add a second UTS namespace.
-			if err := withHostname(tc.name)(context.Background(), nil, &containers.Container{}, s); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, s); diff != "" {
-				t.Errorf("spec after second apply (-want,+got):\n%s", diff)
-			}
 		})
 	}
 }
 
-func TestWithMemoryLimit(t *testing.T) {
-	limit := int64(64 << 20)
-	tests := map[string]struct {
-		limit int64
-		want  *specs.LinuxResources
-	}{
-		"none": {want: nil},
-		"64Mi": {limit: limit, want: &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: &limit}}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			s, err := applyToEmpty(t, withMemoryLimit(tc.limit))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got *specs.LinuxResources
-			if s.Linux != nil {
-				got = s.Linux.Resources
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("resources (-want,+got):\n%s", diff)
-			}
-		})
-	}
-}
-
+// TestSpecOptsOnDefaultSpec checks what the options keep and change of
+// containerd's default spec for a plain container.
 func TestSpecOptsOnDefaultSpec(t *testing.T) {
 	ctx := namespacedContext()
 	cfg := ContainerConfig{ID: "c1", Command: []string{"echo"}, Args: []string{"hi"}, Env: []string{"A=1"}, Hostname: "h"}
 	img := ocispec.ImageConfig{Env: []string{"PATH=/bin"}, Cmd: []string{"sh"}}
-	s, err := oci.GenerateSpec(ctx, nil, &containers.Container{ID: cfg.ID}, specOpts(cfg, img)...)
+	opts := append([]oci.SpecOpts{oci.WithRootFSPath(t.TempDir())}, specOpts(cfg, img)...)
+	s, err := oci.GenerateSpec(ctx, nil, &containers.Container{ID: cfg.ID}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := struct {
-		Args, Env []string
-		Hostname  string
-		HasNet    bool
-		HasUTS    bool
-		Rlimits   []specs.POSIXRlimit
-	}{s.Process.Args, s.Process.Env, s.Hostname,
-		hasNamespace(s.Linux.Namespaces, specs.NetworkNamespace),
-		hasNamespace(s.Linux.Namespaces, specs.UTSNamespace), s.Process.Rlimits}
-	want := got
-	want.Args, want.Env, want.Hostname, want.HasNet, want.HasUTS = []string{"echo", "hi"}, []string{"PATH=/bin", "A=1"}, "h", false, true
+	type summary struct {
+		Args, Env       []string
+		Hostname        string
+		HasNet, HasUTS  bool
+		HasPID          bool
+		Mounts          []string
+		NoNewPrivileges bool
+		Seccomp         bool
+		Masked          bool
+		Ambient         []string
+		AdditionalGids  []uint32
+		Terminal        bool
+		CgroupsPath     string
+		ReadonlyRoot    bool
+	}
+	got := summary{
+		Args: s.Process.Args, Env: s.Process.Env, Hostname: s.Hostname,
+		HasNet:          hasNamespace(s.Linux.Namespaces, specs.NetworkNamespace),
+		HasUTS:          hasNamespace(s.Linux.Namespaces, specs.UTSNamespace),
+		HasPID:          hasNamespace(s.Linux.Namespaces, specs.PIDNamespace),
+		NoNewPrivileges: s.Process.NoNewPrivileges,
+		Seccomp:         s.Linux.Seccomp != nil,
+		Masked:          len(s.Linux.MaskedPaths) > 0 && len(s.Linux.ReadonlyPaths) > 0,
+		Ambient:         s.Process.Capabilities.Ambient,
+		AdditionalGids:  s.Process.User.AdditionalGids,
+		Terminal:        s.Process.Terminal,
+		CgroupsPath:     s.Linux.CgroupsPath,
+		ReadonlyRoot:    s.Root.Readonly,
+	}
+	for _, m := range s.Mounts {
+		got.Mounts = append(got.Mounts, m.Destination)
+	}
+	want := summary{
+		Args: []string{"echo", "hi"}, Env: []string{"HOSTNAME=h", "PATH=/bin", "A=1"}, Hostname: "h",
+		HasUTS: true, HasPID: true,
+		Mounts:         []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/sys", "/etc/resolv.conf", "/etc/hosts", "/sys/fs/cgroup"},
+		Seccomp:        true,
+		Masked:         true,
+		AdditionalGids: []uint32{0},
+		CgroupsPath:    "/test/c1",
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("spec (-want,+got):\n%s", diff)
 	}
 	if len(s.Process.Rlimits) == 0 {
 		t.Error("containerd's default rlimits are gone")
+	}
+	if !slices.Contains(s.Process.Capabilities.Bounding, "CAP_CHOWN") || slices.Contains(s.Process.Capabilities.Bounding, "CAP_SYS_ADMIN") {
+		t.Errorf("not containerd's default capabilities: %v", s.Process.Capabilities.Bounding)
 	}
 }
