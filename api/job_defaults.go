@@ -18,14 +18,22 @@ const (
 // defaultJob applies kube-apiserver's defaults to a Job being created; its
 // name and UID must be final (the generated selector and labels use them).
 func defaultJob(job *batchv1.Job) {
-	hadLabels := len(job.Labels) > 0
 	defaultJobSpec(&job.Spec)
 	if job.Spec.ManualSelector == nil || !*job.Spec.ManualSelector {
 		generateJobSelector(job)
 	}
-	// NOTE: a Job without labels takes its template's labels (kube's
-	// SetDefaults_Job); observed Jobs carry the four generated labels too.
-	if !hadLabels && len(job.Spec.Template.Labels) > 0 {
+	defaultJobLabels(job)
+}
+
+// defaultJobLabels gives a Job without labels its template's labels (create
+// and update).
+//
+// NOTE: kube's SetDefaults_Job does this on every decode, including the
+// read back from storage after the selector was generated, so a created
+// Job carries the four generated labels, and an update that drops all of a
+// Job's labels gets the template's back.
+func defaultJobLabels(job *batchv1.Job) {
+	if len(job.Labels) == 0 && job.Spec.Template.Labels != nil {
 		job.Labels = maps.Clone(job.Spec.Template.Labels)
 	}
 }

@@ -70,6 +70,7 @@ func prepareJobUpdate(newObj, oldObj db.Object, status bool) {
 	}
 	n.Status = o.Status
 	defaultJobSpec(&n.Spec)
+	defaultJobLabels(n)
 }
 
 // jobColumns are kube's job columns (priority 1 = kubectl -o wide).
