@@ -165,3 +165,46 @@ func TestDefaultPodSpec(t *testing.T) {
 		t.Errorf("pod defaults (-want,+got):\n%s", diff)
 	}
 }
+
+func TestPrepareJobUpdateDefaults(t *testing.T) {
+	tests := map[string]struct {
+		change     func(*batchv1.Job)
+		wantLabels map[string]string
+		wantPolicy batchv1.PodReplacementPolicy
+	}{
+		"labels kept": {
+			change:     func(j *batchv1.Job) { j.Labels = map[string]string{"team": "a"} },
+			wantLabels: map[string]string{"team": "a"}, wantPolicy: batchv1.TerminatingOrFailed,
+		},
+		"labels dropped come back from the template": {
+			change: func(j *batchv1.Job) { j.Labels = nil },
+			wantLabels: map[string]string{
+				"batch.kubernetes.io/controller-uid": "uid", "batch.kubernetes.io/job-name": "j",
+				"controller-uid": "uid", "job-name": "j",
+			},
+			wantPolicy: batchv1.TerminatingOrFailed,
+		},
+		"unset fields are defaulted again": {
+			change: func(j *batchv1.Job) {
+				j.Labels = map[string]string{"team": "a"}
+				j.Spec.PodReplacementPolicy, j.Spec.BackoffLimit = nil, nil
+			},
+			wantLabels: map[string]string{"team": "a"}, wantPolicy: batchv1.TerminatingOrFailed,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			old := templateJob(nil)
+			defaultJob(old)
+			n := old.DeepCopy()
+			tc.change(n)
+			prepareJobUpdate(n, old, false)
+			if diff := cmp.Diff(tc.wantLabels, n.Labels); diff != "" {
+				t.Errorf("labels (-want,+got):\n%s", diff)
+			}
+			if *n.Spec.PodReplacementPolicy != tc.wantPolicy || *n.Spec.BackoffLimit != 6 {
+				t.Errorf("podReplacementPolicy %s backoffLimit %d, want %s 6", *n.Spec.PodReplacementPolicy, *n.Spec.BackoffLimit, tc.wantPolicy)
+			}
+		})
+	}
+}
