@@ -64,9 +64,9 @@ func mergeInto(dst, src map[string]any) {
 	}
 }
 
-// causes renders errs as the causes of kube's 422 Status, one line each:
+// causeLines renders errs as the causes of kube's 422 Status, one line each:
 // "<reason> <field>: <message>".
-func causes(errs field.ErrorList) []string {
+func causeLines(errs field.ErrorList) []string {
 	st := apierrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "j", errs).ErrStatus
 	var out []string
 	for _, c := range st.Details.Causes {
@@ -78,7 +78,7 @@ func causes(errs field.ErrorList) []string {
 // createCauses defaults job and validates it as a create does.
 func createCauses(job *batchv1.Job) []string {
 	defaultJob(job)
-	return causes(append(validateObjectMeta(jobResource, job), validateJob(job)...))
+	return causeLines(append(validateObjectMeta(jobResource, job), validateJob(job)...))
 }
 
 // matchLines compares got with want, where "…" in a wanted line stands for
@@ -295,15 +295,15 @@ func TestValidateJobUpdate(t *testing.T) {
 		change  string // fragment merged over the stored Job
 		want    []string
 	}{
-		"parallelism is mutable":        {change: `spec: {parallelism: 5}`},
-		"suspend is mutable":            {change: `spec: {suspend: true}`},
-		"backoffLimit is mutable":       {change: `spec: {backoffLimit: 1}`},
-		"activeDeadline is mutable":     {change: `spec: {activeDeadlineSeconds: 9}`},
-		"ttl is mutable":                {change: `spec: {ttlSecondsAfterFinished: 9}`},
-		"maxFailedIndexes is mutable":   {old: `spec: {completionMode: Indexed, completions: 4, backoffLimitPerIndex: 1}`, change: `spec: {maxFailedIndexes: 2}`},
-		"job labels dropped come back":  {change: `metadata: {labels: null}`},
-		"podReplacementPolicy mutable":  {change: `spec: {podReplacementPolicy: Failed}`},
-		"manualSelector is mutable":     {change: `spec: {manualSelector: true}`},
+		"parallelism is mutable":       {change: `spec: {parallelism: 5}`},
+		"suspend is mutable":           {change: `spec: {suspend: true}`},
+		"backoffLimit is mutable":      {change: `spec: {backoffLimit: 1}`},
+		"activeDeadline is mutable":    {change: `spec: {activeDeadlineSeconds: 9}`},
+		"ttl is mutable":               {change: `spec: {ttlSecondsAfterFinished: 9}`},
+		"maxFailedIndexes is mutable":  {old: `spec: {completionMode: Indexed, completions: 4, backoffLimitPerIndex: 1}`, change: `spec: {maxFailedIndexes: 2}`},
+		"job labels dropped come back": {change: `metadata: {labels: null}`},
+		"podReplacementPolicy mutable": {change: `spec: {podReplacementPolicy: Failed}`},
+		"manualSelector is mutable":    {change: `spec: {manualSelector: true}`},
 		"completions are not": {
 			change: `spec: {completions: 5}`,
 			want:   []string{"FieldValueInvalid spec.completions: Invalid value: 5: field is immutable"},
@@ -399,7 +399,7 @@ func TestValidateJobUpdate(t *testing.T) {
 			}
 			n := mergeJob(t, old, tc.change)
 			prepareJobUpdate(n, old, false)
-			matchLines(t, tc.want, causes(validateJobUpdate(n, old)))
+			matchLines(t, tc.want, causeLines(validateJobUpdate(n, old)))
 		})
 	}
 }
