@@ -223,6 +223,7 @@ func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	r.w.applySandbox(&cfg)
 	if err := rt.Create(ctx, cfg); err != nil {
 		return fmt.Errorf("creating container: %w", err)
 	}

@@ -45,13 +45,7 @@ func containerConfig(pod *corev1.Pod, c *corev1.Container, attempt int, node nod
 		return runtime.ContainerConfig{}, err
 	}
 	lookup := envLookup(env)
-	hostname := pod.Spec.Hostname
-	if hostname == "" {
-		hostname = pod.Name
-	}
-	if len(hostname) > 63 {
-		hostname = strings.TrimRight(hostname[:63], "-.")
-	}
+	hostname := podHostname(pod)
 	return runtime.ContainerConfig{
 		ID:         instanceID(string(pod.UID), c.Name, attempt),
 		Image:      c.Image,
@@ -154,10 +148,10 @@ func fieldRefValue(pod *corev1.Pod, path string, node nodeInfo) (string, error) 
 		return node.name, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
-	case "status.hostIP", "status.podIP":
+	case "status.hostIP", "status.hostIPs":
 		return node.hostIP, nil
-	case "status.hostIPs", "status.podIPs":
-		return node.hostIP, nil
+	case "status.podIP", "status.podIPs":
+		return podIP(pod, node), nil
 	}
 	return "", &configError{fmt.Sprintf("unsupported fieldRef path %q", path)}
 }

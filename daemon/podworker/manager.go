@@ -36,6 +36,9 @@ type Config struct {
 	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
 	RestartBackoffBase, RestartBackoffMax time.Duration
 	Now                                   func() time.Time
+	// Network gives pods their own network namespaces; nil = every pod
+	// shares the host's network.
+	Network Network
 }
 
 // Manager runs one worker per Pod of this node.
@@ -146,6 +149,7 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 		}
 	}
 	m.removeOrphanLogs(known)
+	m.removeOrphanSandboxes(known)
 	return rv, nil
 }
 
@@ -191,6 +195,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 	dir := logs.PodDir(m.cfg.LogRoot, pod.Namespace, pod.Name, string(pod.UID))
 	if !ok {
 		m.removeLogs(dir)
+		m.teardownSandbox(pod.UID)
 		return
 	}
 	w.terminate(0)
@@ -199,6 +204,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 		defer m.wg.Done()
 		<-w.done
 		m.removeLogs(dir)
+		m.teardownSandbox(pod.UID) // in case the worker ended before its own
 	}()
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -32,6 +33,7 @@ type worker struct {
 	name    string
 	log     *logrus.Entry
 	adopted map[string][]runtime.Container // recovered instances by container name
+	sandbox network.Sandbox                // the pod's network, set before any container starts
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
@@ -95,6 +97,7 @@ func (w *worker) run(ctx context.Context) {
 	}
 	if isTerminal(pod) {
 		w.removeAdopted()
+		w.m.teardownSandbox(w.uid)
 		w.finishDeletion()
 		return
 	}
@@ -104,6 +107,10 @@ func (w *worker) run(ctx context.Context) {
 	pod, err = w.admit(pod)
 	if err != nil {
 		w.logError("admitting pod", err)
+		return
+	}
+	pod, ok := w.startSandbox(ctx, pod)
+	if !ok {
 		return
 	}
 	var wg sync.WaitGroup
@@ -126,6 +133,7 @@ func (w *worker) run(ctx context.Context) {
 		w.logError("writing final pod status", err)
 	}
 	w.removeAdopted()
+	w.m.teardownSandbox(w.uid)
 	if w.stopping() {
 		w.finishDeletion()
 	}
@@ -160,9 +168,11 @@ func (w *worker) admit(pod *corev1.Pod) (*corev1.Pod, error) {
 			p.Status.StartTime = &now
 		}
 		ip := w.m.cfg.HostIP
-		p.Status.HostIP, p.Status.PodIP = ip, ip
+		p.Status.HostIP = ip
 		p.Status.HostIPs = []corev1.HostIP{{IP: ip}}
-		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		if w.m.cfg.Network == nil || p.Spec.HostNetwork {
+			setPodIP(&p.Status, ip) // else startSandbox sets the pod's own
+		}
 		for _, c := range p.Spec.Containers {
 			if findStatus(p.Status.ContainerStatuses, c.Name) != nil {
 				continue

@@ -1,0 +1,226 @@
+package podworker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/network"
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// Network is what the pod worker needs from pod networking; package
+// network's *Network implements it. A nil Network in Config keeps every pod
+// in the host's network.
+type Network interface {
+	Setup(ctx context.Context, pod network.Pod) (network.Sandbox, error)
+	Teardown(ctx context.Context, uid string) error
+	List() ([]string, error)
+}
+
+var _ Network = (*network.Network)(nil)
+
+// startSandbox gives the pod its network, as the kubelet's RunPodSandbox
+// does before any container starts, and records the pod's IP. A failure
+// leaves the containers waiting in ContainerCreating with the error as
+// message, and is retried with back-off until it works or the pod is
+// stopped (its containers then never start). ok is false when the daemon
+// stops or the pod is gone.
+func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.Pod, ok bool) {
+	net := w.m.cfg.Network
+	if net == nil {
+		return pod, true
+	}
+	for failures := 0; ; failures++ {
+		sb, err := net.Setup(ctx, sandboxPod(pod))
+		if err == nil {
+			w.sandbox = sb
+			pod, err = w.update(func(p *corev1.Pod) {
+				setPodIP(&p.Status, sb.IP)
+				showSandboxError(p, "")
+			})
+			if err != nil {
+				w.logError("recording the pod IP", err)
+				return nil, false
+			}
+			return pod, true
+		}
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		w.log.WithError(err).Warn("setting up the pod network")
+		if _, uerr := w.update(func(p *corev1.Pod) { showSandboxError(p, err.Error()) }); uerr != nil {
+			w.logError("recording the pod network error", uerr)
+			return nil, false
+		}
+		if !w.waitSandboxRetry(ctx, backoffDelay(w.m.cfg.RestartBackoffBase, w.m.cfg.RestartBackoffMax, failures)) {
+			return pod, ctx.Err() == nil
+		}
+	}
+}
+
+// waitSandboxRetry waits d; false when the daemon stops or the pod is
+// being stopped.
+func (w *worker) waitSandboxRetry(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-w.stop:
+	}
+	return false
+}
+
+// sandboxErrorPrefix starts the message of containers waiting on the pod
+// network, after the kubelet's FailedCreatePodSandBox event.
+const sandboxErrorPrefix = "Failed to create pod sandbox: "
+
+// showSandboxError sets (or, with msg "", clears) the sandbox error on the
+// containers still waiting in ContainerCreating.
+func showSandboxError(p *corev1.Pod, msg string) {
+	if msg != "" {
+		msg = sandboxErrorPrefix + msg
+	}
+	for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for i := range list {
+			wait := list[i].State.Waiting
+			if wait == nil || wait.Reason != reasonContainerCreating {
+				continue
+			}
+			if msg != "" || strings.HasPrefix(wait.Message, sandboxErrorPrefix) {
+				wait.Message = msg
+			}
+		}
+	}
+}
+
+// applySandbox puts the container into the pod's network and gives it the
+// pod's hosts and resolv.conf (nothing without a Network: the host's).
+func (w *worker) applySandbox(cfg *runtime.ContainerConfig) {
+	if w.m.cfg.Network == nil {
+		return
+	}
+	cfg.NetNSPath = w.sandbox.NetNSPath
+	cfg.HostsPath = w.sandbox.HostsPath
+	cfg.ResolvConfPath = w.sandbox.ResolvConfPath
+	if cfg.NetNSPath == "" {
+		// NOTE: a hostNetwork pod sees the node's hostname (containerd CRI
+		// shares the host's UTS namespace with it).
+		cfg.Hostname = ""
+	}
+}
+
+// teardownSandbox releases the pod's network once none of its containers
+// will run again; status.podIP stays, as with the kubelet.
+func (m *Manager) teardownSandbox(uid types.UID) {
+	if m.cfg.Network == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := m.cfg.Network.Teardown(ctx, string(uid)); err != nil {
+		logrus.WithError(err).WithField("uid", uid).Error("tearing down the pod network")
+	}
+}
+
+// removeOrphanSandboxes tears down the networks of pods deleted while
+// skiffd was down.
+func (m *Manager) removeOrphanSandboxes(known map[types.UID]bool) {
+	if m.cfg.Network == nil {
+		return
+	}
+	uids, err := m.cfg.Network.List()
+	if err != nil {
+		logrus.WithError(err).Warn("listing pod networks")
+		return
+	}
+	for _, uid := range uids {
+		if !known[types.UID(uid)] {
+			logrus.WithField("uid", uid).Info("removing the network of a deleted pod")
+			m.teardownSandbox(types.UID(uid))
+		}
+	}
+}
+
+func setPodIP(s *corev1.PodStatus, ip string) {
+	s.PodIP = ip
+	s.PodIPs = []corev1.PodIP{{IP: ip}}
+}
+
+// podIP is the pod's IP once it has one, else the node's (status.podIP in
+// the downward API).
+func podIP(pod *corev1.Pod, node nodeInfo) string {
+	if pod.Status.PodIP != "" {
+		return pod.Status.PodIP
+	}
+	return node.hostIP
+}
+
+// podHostname is the hostname of the pod's containers: spec.hostname, else
+// the pod name, cut to 63 characters as the kubelet cuts it.
+func podHostname(pod *corev1.Pod) string {
+	hostname := pod.Spec.Hostname
+	if hostname == "" {
+		hostname = pod.Name
+	}
+	if len(hostname) > 63 {
+		hostname = strings.TrimRight(hostname[:63], "-.")
+	}
+	return hostname
+}
+
+// sandboxPod is the pod as package network needs it.
+func sandboxPod(pod *corev1.Pod) network.Pod {
+	return network.Pod{
+		UID:         string(pod.UID),
+		Namespace:   pod.Namespace,
+		Name:        pod.Name,
+		HostNetwork: pod.Spec.HostNetwork,
+		Hostname:    podHostname(pod),
+		Subdomain:   pod.Spec.Subdomain,
+		HostAliases: pod.Spec.HostAliases,
+		DNSPolicy:   pod.Spec.DNSPolicy,
+		DNSConfig:   pod.Spec.DNSConfig,
+		Ports:       hostPorts(pod),
+	}
+}
+
+// hostPorts are the pod's hostPort mappings (the kubelet's
+// MakePortMappings): every container port with a hostPort, TCP unless
+// said otherwise, each host port and protocol once.
+func hostPorts(pod *corev1.Pod) []network.PortMapping {
+	var out []network.PortMapping
+	seen := map[string]bool{}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			for _, p := range c.Ports {
+				if p.HostPort <= 0 {
+					continue
+				}
+				proto := p.Protocol
+				if proto == "" {
+					proto = corev1.ProtocolTCP
+				}
+				key := fmt.Sprintf("%s/%s/%d", p.HostIP, proto, p.HostPort)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, network.PortMapping{
+					HostPort:      p.HostPort,
+					ContainerPort: p.ContainerPort,
+					Protocol:      strings.ToLower(string(proto)),
+					HostIP:        p.HostIP,
+				})
+			}
+		}
+	}
+	return out
+}
