@@ -28,6 +28,10 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
 	Version version.Info
+	// NamespaceLifecycle: objects may only be created in a namespace that
+	// exists and is not terminating (kube-apiserver's admission plugin of
+	// that name). The daemon sets it; without it any namespace is accepted.
+	NamespaceLifecycle bool
 }
 
 // server holds the handlers' shared state.

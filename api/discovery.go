@@ -62,18 +62,18 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 		if rs.gv != gv {
 			continue
 		}
-		list.APIResources = append(list.APIResources,
-			metav1.APIResource{
-				Name: rs.plural, SingularName: rs.singular, Namespaced: true, Kind: rs.kind,
-				Verbs:      metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
-				ShortNames: rs.shortNames, Categories: []string{"all"},
-			},
-			metav1.APIResource{Name: rs.plural + "/status", Namespaced: true, Kind: rs.kind,
-				Verbs: metav1.Verbs{"get", "patch", "update"}},
-		)
+		ns := rs.namespaced()
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: rs.plural, SingularName: rs.singular, Namespaced: ns, Kind: rs.kind,
+			Verbs: rs.servedVerbs(), ShortNames: rs.shortNames, Categories: rs.categories,
+		})
+		if !rs.noStatus {
+			list.APIResources = append(list.APIResources, metav1.APIResource{Name: rs.plural + "/status",
+				Namespaced: ns, Kind: rs.kind, Verbs: metav1.Verbs{"get", "patch", "update"}})
+		}
 		if rs.hasLog {
 			list.APIResources = append(list.APIResources, metav1.APIResource{Name: rs.plural + "/log",
-				Namespaced: true, Kind: rs.kind, Verbs: metav1.Verbs{"get"}})
+				Namespaced: ns, Kind: rs.kind, Verbs: metav1.Verbs{"get"}})
 		}
 	}
 	return list

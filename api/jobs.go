@@ -42,6 +42,7 @@ var jobResource = &resource{
 	// batch/v1 Job is deleted without a propagation policy.
 	defaultPropagation: metav1.DeletePropagationOrphan,
 	deleteGrace:        func(db.Object, *int64) int64 { return 0 },
+	categories:         []string{"all"},
 }
 
 func newJobList(items []db.Object, meta metav1.ListMeta) runtime.Object {

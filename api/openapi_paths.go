@@ -79,48 +79,74 @@ var (
 	patchType         = reflect.TypeOf(metav1.Patch{})
 )
 
-// opName is kube's operation id infix: "BatchV1", "CoreV1".
+// opName is kube's operation id infix: "BatchV1", "CoreV1", "EventsV1"
+// (the first label of a dotted group name).
 func (gv groupVersion) opName() string {
-	g := gv.group
+	g, _, _ := strings.Cut(gv.group, ".")
 	if g == "" {
 		g = "core"
 	}
 	return strings.ToUpper(g[:1]) + g[1:] + strings.ToUpper(gv.version[:1]) + gv.version[1:]
 }
 
-// resourcePaths are the paths of one resource.
+// resourcePaths are the paths of one resource: those of the verbs it
+// serves, namespaced or cluster-scoped.
 func resourcePaths(rs *resource) []pathItem {
 	gvn, kind := rs.gv.opName(), rs.kind
-	ns := rs.gv.prefix() + "/namespaces/{namespace}/" + rs.plural
-	name := param{name: "name", in: "path", typ: "string", required: true, desc: "name of the " + kind}
+	collection, scope := rs.gv.prefix()+"/"+rs.plural, ""
+	collectionParams := []param{pPretty}
+	if rs.namespaced() {
+		collection, scope = rs.gv.prefix()+"/namespaces/{namespace}/"+rs.plural, "Namespaced"
+		collectionParams = []param{pNamespace, pPretty}
+	}
+	objectParams := append([]param{{name: "name", in: "path", typ: "string", required: true, desc: "name of the " + kind}}, collectionParams...)
 	write := []param{pDryRun, pManager, pValidation}
-	items := []pathItem{
-		{path: rs.gv.prefix() + "/" + rs.plural, params: []param{pPretty}, ops: []op{
+	var items []pathItem
+	if rs.namespaced() && rs.serves("list") {
+		items = append(items, pathItem{path: rs.gv.prefix() + "/" + rs.plural, params: []param{pPretty}, ops: []op{
 			{method: "get", id: "list" + gvn + kind + "ForAllNamespaces", action: "list", params: listParams, resp: rs.listType, codes: []int{200}},
-		}},
-		{path: ns, params: []param{pNamespace, pPretty}, ops: []op{
-			{method: "get", id: "list" + gvn + "Namespaced" + kind, action: "list", params: listParams, resp: rs.listType, codes: []int{200}},
-			{method: "post", id: "create" + gvn + "Namespaced" + kind, action: "post", params: write, body: rs.goType, resp: rs.goType, codes: []int{200, 201, 202}},
-		}},
-		{path: ns + "/{name}", params: []param{name, pNamespace, pPretty}, ops: []op{
-			{method: "get", id: "read" + gvn + "Namespaced" + kind, action: "get", resp: rs.goType, codes: []int{200}},
-			{method: "put", id: "replace" + gvn + "Namespaced" + kind, action: "put", params: write, body: rs.goType, resp: rs.goType, codes: []int{200, 201}},
-			{method: "patch", id: "patch" + gvn + "Namespaced" + kind, action: "patch", params: append(write, pForce), body: patchType, resp: rs.goType, codes: []int{200, 201}, consumes: patchTypes},
-			{method: "delete", id: "delete" + gvn + "Namespaced" + kind, action: "delete", params: deleteParams, body: deleteOptionsType, resp: statusType, codes: []int{200, 202}},
-		}},
-		{path: ns + "/{name}/status", params: []param{name, pNamespace, pPretty}, ops: []op{
-			{method: "get", id: "read" + gvn + "Namespaced" + kind + "Status", action: "get", resp: rs.goType, codes: []int{200}},
-			{method: "put", id: "replace" + gvn + "Namespaced" + kind + "Status", action: "put", params: write, body: rs.goType, resp: rs.goType, codes: []int{200, 201}},
-			{method: "patch", id: "patch" + gvn + "Namespaced" + kind + "Status", action: "patch", params: append(write, pForce), body: patchType, resp: rs.goType, codes: []int{200, 201}, consumes: patchTypes},
-		}},
+		}})
+	}
+	items = append(items,
+		pathItem{path: collection, params: collectionParams, ops: servedOps(rs, []op{
+			{method: "get", id: "list" + gvn + scope + kind, action: "list", params: listParams, resp: rs.listType, codes: []int{200}},
+			{method: "post", id: "create" + gvn + scope + kind, action: "post", params: write, body: rs.goType, resp: rs.goType, codes: []int{200, 201, 202}},
+		})},
+		pathItem{path: collection + "/{name}", params: objectParams, ops: servedOps(rs, []op{
+			{method: "get", id: "read" + gvn + scope + kind, action: "get", resp: rs.goType, codes: []int{200}},
+			{method: "put", id: "replace" + gvn + scope + kind, action: "put", params: write, body: rs.goType, resp: rs.goType, codes: []int{200, 201}},
+			{method: "patch", id: "patch" + gvn + scope + kind, action: "patch", params: append(write, pForce), body: patchType, resp: rs.goType, codes: []int{200, 201}, consumes: patchTypes},
+			{method: "delete", id: "delete" + gvn + scope + kind, action: "delete", params: deleteParams, body: deleteOptionsType, resp: statusType, codes: []int{200, 202}},
+		})},
+	)
+	if !rs.noStatus {
+		items = append(items, pathItem{path: collection + "/{name}/status", params: objectParams, ops: []op{
+			{method: "get", id: "read" + gvn + scope + kind + "Status", action: "get", resp: rs.goType, codes: []int{200}},
+			{method: "put", id: "replace" + gvn + scope + kind + "Status", action: "put", params: write, body: rs.goType, resp: rs.goType, codes: []int{200, 201}},
+			{method: "patch", id: "patch" + gvn + scope + kind + "Status", action: "patch", params: append(write, pForce), body: patchType, resp: rs.goType, codes: []int{200, 201}, consumes: patchTypes},
+		}})
 	}
 	if rs.hasLog {
-		items = append(items, pathItem{path: ns + "/{name}/log", params: []param{name, pNamespace, pPretty}, ops: []op{
-			{method: "get", id: "read" + gvn + "Namespaced" + kind + "Log", action: "get", params: logParams, codes: []int{200}},
+		items = append(items, pathItem{path: collection + "/{name}/log", params: objectParams, ops: []op{
+			{method: "get", id: "read" + gvn + scope + kind + "Log", action: "get", params: logParams, codes: []int{200}},
 		}})
 	}
 	for i := range items {
 		items[i].rs = rs
 	}
 	return items
+}
+
+// opVerbs are the verbs of the operations by their x-kubernetes-action.
+var opVerbs = map[string]string{"list": "list", "post": "create", "get": "get", "put": "update", "patch": "patch", "delete": "delete"}
+
+// servedOps keeps the operations of the verbs rs serves.
+func servedOps(rs *resource, ops []op) []op {
+	var out []op
+	for _, o := range ops {
+		if rs.serves(opVerbs[o.action]) {
+			out = append(out, o)
+		}
+	}
+	return out
 }

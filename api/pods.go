@@ -21,6 +21,7 @@ var podResource = &resource{
 	plural:             "pods",
 	singular:           "pod",
 	shortNames:         []string{"po"},
+	categories:         []string{"all"},
 	store:              db.Pods,
 	hasLog:             true,
 	goType:             reflect.TypeOf(corev1.Pod{}),

@@ -2,8 +2,10 @@ package api
 
 import (
 	"reflect"
+	"slices"
 	"time"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -75,10 +77,37 @@ type resource struct {
 	// deleteGrace is the grace period of a DELETE of obj given the
 	// requested one (nil if the options have none).
 	deleteGrace func(obj db.Object, requested *int64) int64
+
+	// verbs are the verbs served; nil = create, delete, get, list, patch,
+	// update, watch.
+	verbs metav1.Verbs
+	// noStatus: the resource has no status subresource.
+	noStatus bool
+	// categories are the discovery categories ("all").
+	categories []string
+	// validateName validates metadata.name; nil = a DNS subdomain.
+	validateName apivalidation.ValidateNameFunc
 }
 
+// allVerbs are the verbs of a resource served in full.
+var allVerbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+
+// servedVerbs are the verbs rs serves.
+func (rs *resource) servedVerbs() metav1.Verbs {
+	if rs.verbs == nil {
+		return allVerbs
+	}
+	return rs.verbs
+}
+
+// serves reports whether rs serves verb.
+func (rs *resource) serves(verb string) bool { return slices.Contains(rs.servedVerbs(), verb) }
+
+// namespaced reports whether rs lives in namespaces.
+func (rs *resource) namespaced() bool { return rs.store.Namespaced }
+
 // resources are all the served resources.
-var resources = []*resource{podResource, jobResource}
+var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

@@ -31,36 +31,59 @@ func (s *server) routes(r *mux.Router) {
 }
 
 // resourceRoutes registers the collection, object and subresource paths of
-// one resource. Methods are dispatched inside the handlers so that a wrong
-// method gets a MethodNotSupported Status.
+// one resource (namespaced, or cluster-scoped as namespaces and nodes).
+// Methods are dispatched inside the handlers so that a wrong method gets a
+// MethodNotSupported Status; a verb the resource does not serve is one.
 func (s *server) resourceRoutes(r *mux.Router, rs *resource) {
 	prefix := rs.gv.prefix()
-	collection := prefix + "/namespaces/{namespace}/" + rs.plural
+	collection := prefix + "/" + rs.plural
+	if rs.namespaced() {
+		r.HandleFunc(collection, s.methods(rs, "", s.verbHandlers(rs, map[string]http.HandlerFunc{
+			"list": s.list(rs),
+		})))
+		collection = prefix + "/namespaces/{namespace}/" + rs.plural
+	}
 	object := collection + "/{name}"
 
-	r.HandleFunc(prefix+"/"+rs.plural, s.methods(rs, "", map[string]http.HandlerFunc{
-		http.MethodGet: s.list(rs),
-	}))
-	r.HandleFunc(collection, s.methods(rs, "", map[string]http.HandlerFunc{
-		http.MethodGet:  s.list(rs),
-		http.MethodPost: s.create(rs),
-	}))
-	r.HandleFunc(object, s.methods(rs, "", map[string]http.HandlerFunc{
-		http.MethodGet:    s.get(rs),
-		http.MethodPut:    s.update(rs, false),
-		http.MethodPatch:  s.patch(rs, false),
-		http.MethodDelete: s.delete(rs),
-	}))
-	r.HandleFunc(object+"/status", s.methods(rs, "status", map[string]http.HandlerFunc{
-		http.MethodGet:   s.get(rs),
-		http.MethodPut:   s.update(rs, true),
-		http.MethodPatch: s.patch(rs, true),
-	}))
+	r.HandleFunc(collection, s.methods(rs, "", s.verbHandlers(rs, map[string]http.HandlerFunc{
+		"list":   s.list(rs),
+		"create": s.create(rs),
+	})))
+	r.HandleFunc(object, s.methods(rs, "", s.verbHandlers(rs, map[string]http.HandlerFunc{
+		"get":    s.get(rs),
+		"update": s.update(rs, false),
+		"patch":  s.patch(rs, false),
+		"delete": s.deleteHandler(rs),
+	})))
+	if !rs.noStatus {
+		r.HandleFunc(object+"/status", s.methods(rs, "status", map[string]http.HandlerFunc{
+			http.MethodGet:   s.get(rs),
+			http.MethodPut:   s.update(rs, true),
+			http.MethodPatch: s.patch(rs, true),
+		}))
+	}
 	if rs.hasLog {
 		r.HandleFunc(object+"/log", s.methods(rs, "log", map[string]http.HandlerFunc{
 			http.MethodGet: s.podLog,
 		}))
 	}
+}
+
+// verbMethods are the HTTP methods of the verbs.
+var verbMethods = map[string]string{
+	"list": http.MethodGet, "get": http.MethodGet, "create": http.MethodPost,
+	"update": http.MethodPut, "patch": http.MethodPatch, "delete": http.MethodDelete,
+}
+
+// verbHandlers maps the verbs rs serves to their handlers by HTTP method.
+func (s *server) verbHandlers(rs *resource, byVerb map[string]http.HandlerFunc) map[string]http.HandlerFunc {
+	byMethod := map[string]http.HandlerFunc{}
+	for verb, h := range byVerb {
+		if rs.serves(verb) {
+			byMethod[verbMethods[verb]] = h
+		}
+	}
+	return byMethod
 }
 
 // methods dispatches on the request method; any other method is a 405

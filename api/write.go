@@ -79,8 +79,14 @@ func checkTypeMeta(rs *resource, obj db.Object) error {
 	return nil
 }
 
-// checkNamespace puts the URL's namespace on obj, or refuses a different one.
+// checkNamespace puts the URL's namespace on obj, or refuses a different
+// one. A cluster-scoped object (no namespace in the URL) has none.
 func checkNamespace(obj db.Object, ns string) error {
+	if ns == "" {
+		// NOTE: kube-apiserver clears the namespace of cluster-scoped objects.
+		obj.SetNamespace("")
+		return nil
+	}
 	switch obj.GetNamespace() {
 	case "":
 		obj.SetNamespace(ns)
@@ -134,11 +140,20 @@ func (s *server) createObject(rs *resource, in db.Object, dryRun bool) (db.Objec
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
 		if dryRun {
+			err := s.store.Read(func(tx *db.Tx) error { return s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()) })
+			if err != nil {
+				return nil, err
+			}
 			obj.SetCreationTimestamp(metav1.Now())
 			obj.SetGeneration(1)
 			return obj, nil
 		}
-		err := s.store.Create(rs.store, obj)
+		err := s.store.Write(func(tx *db.Tx) error {
+			if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
+				return err
+			}
+			return tx.Create(rs.store, obj)
+		})
 		if generated && errors.Is(err, db.ErrAlreadyExists) && attempt < generateNameAttempts {
 			continue
 		}
@@ -162,8 +177,11 @@ func clearSystemMeta(obj db.Object) {
 
 // validateObjectMeta validates a new object's metadata.
 func validateObjectMeta(rs *resource, obj db.Object) field.ErrorList {
-	return apivalidation.ValidateObjectMetaAccessor(obj, rs.store.Namespaced, apivalidation.NameIsDNSSubdomain,
-		field.NewPath("metadata"))
+	validateName := rs.validateName
+	if validateName == nil {
+		validateName = apivalidation.NameIsDNSSubdomain
+	}
+	return apivalidation.ValidateObjectMetaAccessor(obj, rs.store.Namespaced, validateName, field.NewPath("metadata"))
 }
 
 // update serves PUT of an object or of its status.
