@@ -1,6 +1,8 @@
 package network
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,6 +170,56 @@ func TestResolvConfBytes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, string(tc.in.bytes())); diff != "" {
 				t.Errorf("bytes (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHostResolvConf(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	stub := write("stub", "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch corp.example\n")
+	real := write("real", "nameserver 10.0.0.1\nnameserver 10.0.0.2\nsearch corp.example\n")
+	mixed := write("mixed", "nameserver 127.0.0.1\nnameserver 10.0.0.9\n")
+	tests := map[string]struct {
+		path, upstream string
+		want           resolvConf
+	}{
+		"stub only: the upstream list": {
+			path: stub, upstream: real,
+			want: resolvConf{Nameservers: []string{"10.0.0.1", "10.0.0.2"}, Searches: []string{"corp.example"}},
+		},
+		"stub only, no upstream file": {
+			path: stub, upstream: filepath.Join(dir, "missing"),
+			want: resolvConf{Nameservers: []string{"127.0.0.53"}, Searches: []string{"corp.example"}, Options: []string{"edns0", "trust-ad"}},
+		},
+		"a real server: kept as it is": {
+			path: mixed, upstream: real,
+			want: resolvConf{Nameservers: []string{"127.0.0.1", "10.0.0.9"}},
+		},
+		"no upstream asked": {
+			path: stub,
+			want: resolvConf{Nameservers: []string{"127.0.0.53"}, Searches: []string{"corp.example"}, Options: []string{"edns0", "trust-ad"}},
+		},
+		"missing file: empty": {
+			path: filepath.Join(dir, "missing"), upstream: real,
+			want: resolvConf{},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := hostResolvConf(tc.path, tc.upstream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("hostResolvConf (-want,+got):\n%s", diff)
 			}
 		})
 	}

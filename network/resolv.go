@@ -144,21 +144,23 @@ func (rc resolvConf) bytes() []byte {
 	return b.Bytes()
 }
 
-// hostResolvConf reads the host's resolver configuration. A missing file
-// is an empty configuration.
+// hostResolvConf reads the host's resolver configuration at path. A
+// missing file is an empty configuration. When it names only loopback
+// servers (a local stub resolver) and upstream (if not "") lists servers,
+// upstream is used instead.
 //
-// NOTE: when the default /etc/resolv.conf names only loopback servers and
-// systemd-resolved's upstream list exists, that list is used instead, as
-// kubeadm points the kubelet's --resolv-conf at it.
-func hostResolvConf(path string) (resolvConf, error) {
+// NOTE: for the default /etc/resolv.conf, upstream is systemd-resolved's
+// list of real servers, as kubeadm points the kubelet's --resolv-conf at it
+// when systemd-resolved runs.
+func hostResolvConf(path, upstream string) (resolvConf, error) {
 	rc, err := readResolvConf(path)
 	if err != nil {
 		return resolvConf{}, err
 	}
 	onlyLoopback := len(rc.Nameservers) > 0 && !slices.ContainsFunc(rc.Nameservers, func(s string) bool { return !isLoopback(s) })
-	if path == DefaultResolvConf && onlyLoopback {
-		if upstream, err := readResolvConf(systemdResolvConf); err == nil && len(upstream.Nameservers) > 0 {
-			return upstream, nil
+	if upstream != "" && onlyLoopback {
+		if up, err := readResolvConf(upstream); err == nil && len(up.Nameservers) > 0 {
+			return up, nil
 		}
 	}
 	return rc, nil

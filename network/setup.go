@@ -147,7 +147,11 @@ func (n *Network) writeFiles(pod Pod, ip string) error {
 		}
 		hostHosts = b
 	}
-	host, err := hostResolvConf(n.cfg.ResolvConf)
+	upstream := ""
+	if n.cfg.ResolvConf == DefaultResolvConf {
+		upstream = systemdResolvConf
+	}
+	host, err := hostResolvConf(n.cfg.ResolvConf, upstream)
 	if err != nil {
 		return err
 	}
