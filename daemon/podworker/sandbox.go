@@ -31,6 +31,12 @@ var _ Network = (*network.Network)(nil)
 // message, and is retried with back-off until it works or the pod is
 // stopped (its containers then never start). ok is false when the daemon
 // stops or the pod is gone.
+//
+// NOTE: a pod whose network cannot be set up (CNI plugins missing, subnet
+// clashing) waits, as on a kubelet whose CNI is broken (ContainerCreating,
+// FailedCreatePodSandBox), instead of falling back to the host's network:
+// a pod silently sharing the node's ports and addresses would behave
+// differently from the same manifest on a cluster.
 func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.Pod, ok bool) {
 	net := w.m.cfg.Network
 	if net == nil {
