@@ -28,6 +28,9 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
 	Version version.Info
+	// Streams runs exec and attach sessions; nil = those subresources
+	// answer 503.
+	Streams Streams
 	// NamespaceLifecycle: objects may only be created in a namespace that
 	// exists and is not terminating (kube-apiserver's admission plugin of
 	// that name). The daemon sets it; without it any namespace is accepted.

@@ -75,6 +75,9 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 			list.APIResources = append(list.APIResources, metav1.APIResource{Name: rs.plural + "/log",
 				Namespaced: ns, Kind: rs.kind, Verbs: metav1.Verbs{"get"}})
 		}
+		if rs == podResource {
+			list.APIResources = append(list.APIResources, podSubresources()...)
+		}
 	}
 	return list
 }

@@ -28,6 +28,7 @@ func (s *server) routes(r *mux.Router) {
 	for _, rs := range resources {
 		s.resourceRoutes(r, rs)
 	}
+	s.podSubresourceRoutes(r)
 }
 
 // resourceRoutes registers the collection, object and subresource paths of

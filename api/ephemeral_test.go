@@ -1,0 +1,173 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func ephemeral(name string, mutate ...func(*corev1.EphemeralContainer)) corev1.EphemeralContainer {
+	ec := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+		Name: name, Image: "busybox:1.35", ImagePullPolicy: corev1.PullIfNotPresent,
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+	}}
+	for _, m := range mutate {
+		m(&ec)
+	}
+	return ec
+}
+
+func TestValidateEphemeralContainersUpdate(t *testing.T) {
+	base := corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init"}},
+		Containers:     []corev1.Container{{Name: "app"}},
+		Volumes:        []corev1.Volume{{Name: "data"}},
+	}
+	with := func(old []corev1.EphemeralContainer, ecs ...corev1.EphemeralContainer) (corev1.PodSpec, corev1.PodSpec) {
+		o, n := *base.DeepCopy(), *base.DeepCopy()
+		o.EphemeralContainers = old
+		n.EphemeralContainers = ecs
+		return n, o
+	}
+	existing := []corev1.EphemeralContainer{ephemeral("dbg")}
+	tests := map[string]struct {
+		old  []corev1.EphemeralContainer
+		new  []corev1.EphemeralContainer
+		want []string
+	}{
+		"first one added": {new: []corev1.EphemeralContainer{ephemeral("dbg")}},
+		"one more, targeting the app": {old: existing, new: []corev1.EphemeralContainer{ephemeral("dbg"),
+			ephemeral("dbg2", func(ec *corev1.EphemeralContainer) { ec.TargetContainerName = "app" })}},
+		"target an init container": {new: []corev1.EphemeralContainer{
+			ephemeral("dbg", func(ec *corev1.EphemeralContainer) { ec.TargetContainerName = "init" })}},
+		"removed": {old: existing, want: []string{
+			`spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not be removed`}},
+		"changed": {old: existing, new: []corev1.EphemeralContainer{
+			ephemeral("dbg", func(ec *corev1.EphemeralContainer) { ec.Image = "busybox:1.36" })},
+			want: []string{`spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not be changed`}},
+		"name of a regular container": {new: []corev1.EphemeralContainer{ephemeral("app")},
+			want: []string{`spec.ephemeralContainers[0].name: Duplicate value: "app"`}},
+		"unknown target": {new: []corev1.EphemeralContainer{
+			ephemeral("dbg", func(ec *corev1.EphemeralContainer) { ec.TargetContainerName = "nope" })},
+			want: []string{`spec.ephemeralContainers[0].targetContainerName: Not found: "nope"`}},
+		"target another ephemeral container": {old: existing, new: []corev1.EphemeralContainer{ephemeral("dbg"),
+			ephemeral("dbg2", func(ec *corev1.EphemeralContainer) { ec.TargetContainerName = "dbg" })},
+			want: []string{`spec.ephemeralContainers[1].targetContainerName: Not found: "dbg"`}},
+		"no image": {new: []corev1.EphemeralContainer{ephemeral("dbg", func(ec *corev1.EphemeralContainer) { ec.Image = "" })},
+			want: []string{`spec.ephemeralContainers[0].image: Required value`}},
+		"fields of regular containers": {new: []corev1.EphemeralContainer{ephemeral("dbg", func(ec *corev1.EphemeralContainer) {
+			ec.Ports = []corev1.ContainerPort{{ContainerPort: 80}}
+			ec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("1")}
+			ec.ReadinessProbe = &corev1.Probe{}
+			ec.Lifecycle = &corev1.Lifecycle{}
+		})}, want: []string{
+			"spec.ephemeralContainers[0].ports: Forbidden: cannot be set for an Ephemeral Container",
+			"spec.ephemeralContainers[0].resources: Forbidden: cannot be set for an Ephemeral Container",
+			"spec.ephemeralContainers[0].readinessProbe: Forbidden: cannot be set for an Ephemeral Container",
+			"spec.ephemeralContainers[0].lifecycle: Forbidden: cannot be set for an Ephemeral Container",
+		}},
+		"volume mounts": {new: []corev1.EphemeralContainer{ephemeral("dbg", func(ec *corev1.EphemeralContainer) {
+			ec.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: "x"}, {Name: "nope", MountPath: "/n"}}
+		})}, want: []string{
+			"spec.ephemeralContainers[0].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container",
+			`spec.ephemeralContainers[0].volumeMounts[1].name: Not found: "nope"`,
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			spec, old := with(tc.old, tc.new...)
+			var got []string
+			for _, e := range validateEphemeralContainersUpdate(&spec, &old) {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEphemeralContainersSubresource(t *testing.T) {
+	pod := runningPod("p", "app")
+	srv := newStreamServer(t, &fakeStreams{}, pod)
+	do := func(method, body, contentType string) (int, *corev1.Pod, metav1.Status) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+"/api/v1/namespaces/default/pods/p/ephemeralcontainers", strings.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		var p corev1.Pod
+		var st metav1.Status
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal(data, &p); err != nil {
+				t.Fatalf("decoding pod: %v", err)
+			}
+		} else if err := json.Unmarshal(data, &st); err != nil {
+			t.Fatalf("decoding status: %v", err)
+		}
+		return resp.StatusCode, &p, st
+	}
+
+	// NOTE: the patch kubectl debug sends: a two-way strategic merge patch.
+	patch := `{"spec":{"ephemeralContainers":[{"name":"debugger-x","image":"busybox:1.35","stdin":true,"tty":true,"targetContainerName":"app","terminationMessagePolicy":"File"}]}}`
+	code, got, st := do(http.MethodPatch, patch, "application/strategic-merge-patch+json")
+	if code != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", code, st.Message)
+	}
+	want := []corev1.EphemeralContainer{{TargetContainerName: "app", EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+		Name: "debugger-x", Image: "busybox:1.35", Stdin: true, TTY: true,
+		ImagePullPolicy: corev1.PullIfNotPresent, TerminationMessagePath: "/dev/termination-log",
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+	}}}
+	if diff := cmp.Diff(want, got.Spec.EphemeralContainers); diff != "" {
+		t.Errorf("ephemeral containers after PATCH (-want,+got):\n%s", diff)
+	}
+	if got.Generation != 2 {
+		t.Errorf("generation %d after PATCH, want 2", got.Generation)
+	}
+
+	code, got, _ = do(http.MethodGet, "", "")
+	if code != http.StatusOK || len(got.Spec.EphemeralContainers) != 1 || got.Kind != "Pod" {
+		t.Errorf("GET: %d, %d ephemeral containers, kind %q", code, len(got.Spec.EphemeralContainers), got.Kind)
+	}
+
+	// A PUT changes nothing but the ephemeral containers.
+	put := got.DeepCopy()
+	put.Labels = map[string]string{"ignored": "yes"}
+	put.Spec.Containers[0].Image = "ignored:1"
+	put.Spec.EphemeralContainers = append(put.Spec.EphemeralContainers, ephemeral("second"))
+	body, _ := json.Marshal(put)
+	code, got, st = do(http.MethodPut, string(body), "application/json")
+	if code != http.StatusOK {
+		t.Fatalf("PUT: %d %s", code, st.Message)
+	}
+	if len(got.Spec.EphemeralContainers) != 2 || got.Labels["ignored"] != "" || got.Spec.Containers[0].Image != "busybox:1.35" {
+		t.Errorf("PUT kept %d ephemeral containers, labels %v, image %q", len(got.Spec.EphemeralContainers), got.Labels, got.Spec.Containers[0].Image)
+	}
+
+	// A stale resourceVersion conflicts; changing an existing one is invalid.
+	code, _, _ = do(http.MethodPut, string(body), "application/json")
+	if code != http.StatusConflict {
+		t.Errorf("PUT with a stale resourceVersion: %d, want 409", code)
+	}
+	code, _, st = do(http.MethodPatch, `{"spec":{"ephemeralContainers":[{"name":"debugger-x","image":"busybox:1.36"}]}}`,
+		"application/strategic-merge-patch+json")
+	wantSt := metav1.Status{Code: 422, Reason: metav1.StatusReasonInvalid,
+		Message: `Pod "p" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "debugger-x" may not be changed`}
+	if diff := cmp.Diff(wantSt, metav1.Status{Code: st.Code, Reason: st.Reason, Message: st.Message}); diff != "" {
+		t.Errorf("changing one (-want,+got):\n%s", diff)
+	}
+}

@@ -1,0 +1,188 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/remotecommand"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// podExec serves GET and POST /api/v1/namespaces/{ns}/pods/{name}/exec:
+// ?command= (repeated) run in ?container= with the streams the client asks
+// for; the outcome (exit code) goes on the error stream.
+func (s *server) podExec(w http.ResponseWriter, r *http.Request) {
+	cmd := r.URL.Query()["command"]
+	pod, container, opts, err := s.streamRequest(r)
+	if err == nil && len(cmd) == 0 {
+		err = apierrors.NewBadRequest("you must specify at least one command for the container")
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sess, ok := openSession(w, r, opts)
+	if !ok {
+		return
+	}
+	code, err := s.cfg.Streams.Exec(sess.ctx, pod, container, cmd, sess.io)
+	if err != nil {
+		streamLog(pod, container).WithError(err).Info("exec failed")
+	}
+	sess.finish(execStatus(cmd, code, err))
+}
+
+// podAttach serves GET and POST /api/v1/namespaces/{ns}/pods/{name}/attach:
+// the client's streams joined to ?container='s main process.
+func (s *server) podAttach(w http.ResponseWriter, r *http.Request) {
+	pod, container, opts, err := s.streamRequest(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sess, ok := openSession(w, r, opts)
+	if !ok {
+		return
+	}
+	st := &metav1.Status{Status: metav1.StatusSuccess}
+	if err := s.cfg.Streams.Attach(sess.ctx, pod, container, sess.io); err != nil {
+		streamLog(pod, container).WithError(err).Info("attach failed")
+		se := apierrors.NewInternalError(fmt.Errorf("error attaching to container: %w", err))
+		st = &se.ErrStatus
+	}
+	sess.finish(st)
+}
+
+// streamRequest checks an exec or attach request before the upgrade: the
+// pod, its container (as kube-apiserver picks it), the streams, and that
+// the container runs.
+func (s *server) streamRequest(r *http.Request) (*corev1.Pod, string, streamOptions, error) {
+	if s.cfg.Streams == nil {
+		return nil, "", streamOptions{}, apierrors.NewServiceUnavailable("exec and attach are not available")
+	}
+	v := mux.Vars(r)
+	obj, err := s.store.Get(db.Pods, v["namespace"], v["name"])
+	if err != nil {
+		return nil, "", streamOptions{}, statusFor(err, podResource.groupResource(), v["name"])
+	}
+	pod := obj.(*corev1.Pod)
+	container, err := streamContainer(pod, r.URL.Query().Get("container"))
+	if err != nil {
+		return nil, "", streamOptions{}, err
+	}
+	opts, err := parseStreamOptions(r.URL.Query())
+	if err != nil {
+		return nil, "", streamOptions{}, err
+	}
+	if !isContainerRunning(pod, container) {
+		return nil, "", streamOptions{}, containerNotFound(container)
+	}
+	return pod, container, opts, nil
+}
+
+// streamContainer is the container an exec or attach goes to.
+// NOTE: kube-apiserver's streamLocation: the named container (regular,
+// init or ephemeral), else the pod's only container.
+func streamContainer(pod *corev1.Pod, name string) (string, error) {
+	if name != "" {
+		if !hasContainer(&pod.Spec, name) {
+			return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
+		}
+		return name, nil
+	}
+	switch len(pod.Spec.Containers) {
+	case 1:
+		return pod.Spec.Containers[0].Name, nil
+	case 0:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", pod.Name))
+	}
+	msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, containerNames(pod.Spec.Containers))
+	if len(pod.Spec.InitContainers) > 0 {
+		msg += fmt.Sprintf(" or one of the init containers: [%s]", containerNames(pod.Spec.InitContainers))
+	}
+	return "", apierrors.NewBadRequest(msg)
+}
+
+func hasContainer(spec *corev1.PodSpec, name string) bool {
+	for _, list := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for _, c := range list {
+			if c.Name == name {
+				return true
+			}
+		}
+	}
+	for _, c := range spec.EphemeralContainers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func containerNames(cs []corev1.Container) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	return strings.Join(names, " ")
+}
+
+// isContainerRunning: the pod's status shows the container running.
+func isContainerRunning(pod *corev1.Pod, name string) bool {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses,
+		pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name == name {
+				return cs.State.Running != nil
+			}
+		}
+	}
+	return false
+}
+
+// containerNotFound answers an exec or attach to a container that does not
+// run.
+// NOTE: the kubelet's answer (a 500 with this text), which kubectl shows as
+// "unable to upgrade connection: container not found (…)".
+func containerNotFound(name string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusInternalServerError,
+		Reason:  metav1.StatusReasonInternalError,
+		Message: fmt.Sprintf("container not found (%q)", name),
+	}}
+}
+
+// execStatus is the outcome of an exec as the kubelet reports it: Success,
+// NonZeroExitCode with the code as the ExitCode cause, or an InternalError
+// when the command could not run.
+func execStatus(cmd []string, code int, err error) *metav1.Status {
+	switch {
+	case err != nil:
+		se := apierrors.NewInternalError(fmt.Errorf("error executing command in container: %w", err))
+		return &se.ErrStatus
+	case code != 0:
+		// NOTE: the message is containerd CRI's, wrapped by the kubelet.
+		return &metav1.Status{
+			Status:  metav1.StatusFailure,
+			Reason:  remotecommand.NonZeroExitCodeReason,
+			Message: fmt.Sprintf("command terminated with non-zero exit code: error executing command %v, exit code %d", cmd, code),
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{
+				{Type: remotecommand.ExitCodeCauseType, Message: strconv.Itoa(code)},
+			}},
+		}
+	}
+	return &metav1.Status{Status: metav1.StatusSuccess}
+}
+
+func streamLog(pod *corev1.Pod, container string) *logrus.Entry {
+	return logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
+}
