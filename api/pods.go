@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -116,25 +115,6 @@ func preparePodUpdate(newObj, oldObj db.Object, status bool) {
 	}
 	n.Status = o.Status
 	defaultPodSpec(&n.Spec)
-}
-
-// validatePodUpdate allows what kube-apiserver allows to change in a
-// running Pod's spec: container images and activeDeadlineSeconds.
-func validatePodUpdate(newObj, oldObj db.Object) field.ErrorList {
-	n, o := newObj.(*corev1.Pod), oldObj.(*corev1.Pod)
-	errs := validatePod(n)
-	mutable := o.Spec.DeepCopy()
-	for i := range mutable.Containers {
-		if i < len(n.Spec.Containers) {
-			mutable.Containers[i].Image = n.Spec.Containers[i].Image
-		}
-	}
-	mutable.ActiveDeadlineSeconds = n.Spec.ActiveDeadlineSeconds
-	if !equality.Semantic.DeepEqual(mutable, &n.Spec) {
-		errs = append(errs, field.Forbidden(field.NewPath("spec"),
-			"pod updates may not change fields other than `spec.containers[*].image`, `spec.activeDeadlineSeconds`"))
-	}
-	return errs
 }
 
 // podDeleteGrace is the grace period of a Pod's deletion.
