@@ -11,10 +11,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon/garbagecollector"
@@ -38,6 +41,9 @@ type Config struct {
 	NodeName            string   // "" = the hostname
 	LogDriver           string   // binary the shim runs as log driver ("" = this executable)
 	ImportImages        []string // image tarballs (OCI or docker-archive) imported at start
+	// SystemReserved is kept from pods (the kubelet's --system-reserved):
+	// the node's allocatable is its capacity minus this (cpu, memory).
+	SystemReserved corev1.ResourceList
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 }
@@ -111,6 +117,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		LogRoot:            logRoot,
 		CPU:                node.cpu,
 		Memory:             node.memory,
+		ReservedCPU:        cfg.SystemReserved[corev1.ResourceCPU],
+		ReservedMemory:     cfg.SystemReserved[corev1.ResourceMemory],
+		VolumeRoot:         filepath.Join(cfg.DataDir, "volumes"),
+		SeccompRoot:        filepath.Join(cfg.DataDir, "seccomp"),
 		RestartBackoffBase: cfg.RestartBackoffBase,
 		RestartBackoffMax:  cfg.RestartBackoffMax,
 	}).Run)
@@ -236,4 +246,29 @@ func closeLogged(what string, close func() error) {
 	if err := close(); err != nil {
 		logrus.WithError(err).Errorf("closing %s", what)
 	}
+}
+
+// ParseSystemReserved parses a --system-reserved value as the kubelet's
+// flag takes it: "cpu=500m,memory=1Gi" (other resources are accepted and
+// ignored).
+func ParseSystemReserved(s string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("system-reserved %q: want name=quantity", kv)
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return nil, fmt.Errorf("system-reserved %s: %w", name, err)
+		}
+		if q.Sign() < 0 {
+			return nil, fmt.Errorf("system-reserved %s: negative quantity %s", name, value)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
 }

@@ -49,6 +49,11 @@ func run(args []string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
 		return nil
 	})
+	fs.Func("system-reserved", "resources kept from pods, as the kubelet's flag: cpu=500m,memory=1Gi", func(v string) error {
+		r, err := daemon.ParseSystemReserved(v)
+		cfg.SystemReserved = r
+		return err
+	})
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -38,22 +38,23 @@ type nodeInfo struct {
 }
 
 // containerConfig translates one container of pod into the runtime's
-// description of instance number attempt.
-func containerConfig(pod *corev1.Pod, c *corev1.Container, attempt int, node nodeInfo) (runtime.ContainerConfig, error) {
+// description of instance number attempt, on an image described by img.
+func (w *worker) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt int, img runtime.ImageInfo) (runtime.ContainerConfig, error) {
+	node := w.m.node
 	env, err := resolveEnv(pod, c, node)
 	if err != nil {
 		return runtime.ContainerConfig{}, err
 	}
 	lookup := envLookup(env)
-	hostname := podHostname(pod)
-	return runtime.ContainerConfig{
+	limits := containerLimits(c)
+	cfg := runtime.ContainerConfig{
 		ID:         instanceID(string(pod.UID), c.Name, attempt),
 		Image:      c.Image,
 		Command:    expandAll(c.Command, lookup),
 		Args:       expandAll(c.Args, lookup),
 		Env:        env,
 		WorkingDir: c.WorkingDir,
-		Hostname:   hostname,
+		Hostname:   podHostname(pod),
 		Labels: map[string]string{
 			runtime.LabelManaged:       "true",
 			runtime.LabelPodUID:        string(pod.UID),
@@ -62,8 +63,30 @@ func containerConfig(pod *corev1.Pod, c *corev1.Container, attempt int, node nod
 			runtime.LabelContainerName: c.Name,
 			runtime.LabelAttempt:       strconv.Itoa(attempt),
 		},
-		LogPath: logs.Path(node.logRoot, pod.Namespace, pod.Name, string(pod.UID), c.Name, attempt),
-	}, nil
+		LogPath:     logs.Path(node.logRoot, pod.Namespace, pod.Name, string(pod.UID), c.Name, attempt),
+		MemoryLimit: limits.memory,
+		CPUShares:   limits.shares,
+		CPUQuota:    limits.quota,
+		CPUPeriod:   limits.period,
+		Stdin:       c.Stdin,
+		TTY:         c.TTY,
+	}
+	if w.m.cfg.Network != nil {
+		w.applySandbox(&cfg)
+	}
+	if err := applySecurity(&cfg, pod, c, img, w.m.cfg.SeccompRoot); err != nil {
+		return runtime.ContainerConfig{}, err
+	}
+	cfg.Mounts, err = volumeMounts(c, w.volumes, lookup)
+	if err != nil {
+		return runtime.ContainerConfig{}, err
+	}
+	if m, ok, err := w.terminationLogMount(pod, c, attempt); err != nil {
+		return runtime.ContainerConfig{}, err
+	} else if ok {
+		cfg.Mounts = append(cfg.Mounts, m)
+	}
+	return cfg, nil
 }
 
 func expandAll(in []string, lookup func(string) (string, bool)) []string {
@@ -87,44 +110,62 @@ func envLookup(env []string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-// resolveEnv turns the container's env into "K=V" pairs in order, each value
-// expanded against the variables defined before it, as the kubelet does.
+// resolveEnv turns the container's envFrom and env into "K=V" pairs in
+// order, each env value expanded against the variables defined before it,
+// as the kubelet's makeEnvironmentVariables does.
 func resolveEnv(pod *corev1.Pod, c *corev1.Container, node nodeInfo) ([]string, error) {
+	for _, from := range c.EnvFrom {
+		// NOTE: skiff serves no ConfigMaps or Secrets: only optional
+		// sources can be satisfied (by nothing), as when they are missing.
+		switch {
+		case from.ConfigMapRef != nil && !optional(from.ConfigMapRef.Optional):
+			return nil, &configError{fmt.Sprintf("configmap %q not found", from.ConfigMapRef.Name)}
+		case from.SecretRef != nil && !optional(from.SecretRef.Optional):
+			return nil, &configError{fmt.Sprintf("secret %q not found", from.SecretRef.Name)}
+		}
+	}
 	env := make([]string, 0, len(c.Env))
 	defined := map[string]string{}
 	lookup := func(k string) (string, bool) { v, ok := defined[k]; return v, ok }
 	for _, e := range c.Env {
-		var value string
-		switch {
-		case e.ValueFrom == nil:
-			value = expand(e.Value, lookup)
-		case e.ValueFrom.FieldRef != nil:
-			v, err := fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath, node)
-			if err != nil {
-				return nil, err
-			}
-			value = v
-		case e.ValueFrom.ResourceFieldRef != nil:
-			v, err := resourceFieldValue(pod, c, e.ValueFrom.ResourceFieldRef, node)
-			if err != nil {
-				return nil, err
-			}
-			value = v
-		case e.ValueFrom.ConfigMapKeyRef != nil:
-			if optional(e.ValueFrom.ConfigMapKeyRef.Optional) {
-				continue
-			}
-			return nil, &configError{fmt.Sprintf("configmap %q not found", e.ValueFrom.ConfigMapKeyRef.Name)}
-		case e.ValueFrom.SecretKeyRef != nil:
-			if optional(e.ValueFrom.SecretKeyRef.Optional) {
-				continue
-			}
-			return nil, &configError{fmt.Sprintf("secret %q not found", e.ValueFrom.SecretKeyRef.Name)}
+		value, skip, err := envValue(pod, c, e, node, lookup)
+		if err != nil {
+			return nil, err
+		}
+		if skip {
+			continue
 		}
 		defined[e.Name] = value
 		env = append(env, e.Name+"="+value)
 	}
 	return env, nil
+}
+
+// envValue resolves one env entry; skip is true for an optional reference
+// to something missing.
+func envValue(pod *corev1.Pod, c *corev1.Container, e corev1.EnvVar, node nodeInfo, lookup func(string) (string, bool)) (value string, skip bool, err error) {
+	from := e.ValueFrom
+	switch {
+	case from == nil:
+		return expand(e.Value, lookup), false, nil
+	case from.FieldRef != nil:
+		v, err := fieldRefValue(pod, from.FieldRef.FieldPath, node)
+		return v, false, err
+	case from.ResourceFieldRef != nil:
+		v, err := resourceFieldValue(pod, c, from.ResourceFieldRef, node)
+		return v, false, err
+	case from.ConfigMapKeyRef != nil:
+		if optional(from.ConfigMapKeyRef.Optional) {
+			return "", true, nil
+		}
+		return "", false, &configError{fmt.Sprintf("configmap %q not found", from.ConfigMapKeyRef.Name)}
+	case from.SecretKeyRef != nil:
+		if optional(from.SecretKeyRef.Optional) {
+			return "", true, nil
+		}
+		return "", false, &configError{fmt.Sprintf("secret %q not found", from.SecretKeyRef.Name)}
+	}
+	return "", false, &configError{fmt.Sprintf("unsupported valueFrom of env %q", e.Name)}
 }
 
 func optional(b *bool) bool { return b != nil && *b }
@@ -150,10 +191,24 @@ func fieldRefValue(pod *corev1.Pod, path string, node nodeInfo) (string, error) 
 		return pod.Spec.ServiceAccountName, nil
 	case "status.hostIP", "status.hostIPs":
 		return node.hostIP, nil
-	case "status.podIP", "status.podIPs":
+	case "status.podIP":
 		return podIP(pod, node), nil
+	case "status.podIPs":
+		return podIPs(pod, node), nil
 	}
 	return "", &configError{fmt.Sprintf("unsupported fieldRef path %q", path)}
+}
+
+// podIPs is status.podIPs in the downward API: the pod's IPs, comma-separated.
+func podIPs(pod *corev1.Pod, node nodeInfo) string {
+	if len(pod.Status.PodIPs) == 0 {
+		return podIP(pod, node)
+	}
+	ips := make([]string, len(pod.Status.PodIPs))
+	for i, ip := range pod.Status.PodIPs {
+		ips[i] = ip.IP
+	}
+	return strings.Join(ips, ",")
 }
 
 // subscript parses `prefix['key']`.
@@ -165,54 +220,51 @@ func subscript(path, prefix string) (string, bool) {
 	return strings.TrimSuffix(rest, "']"), true
 }
 
-// resourceFieldValue resolves limits/requests the way the kubelet does: the
-// value divided by the divisor and rounded up, with the node's allocatable
-// standing in for an unset limit.
+// resourceFieldValue resolves limits/requests the way the kubelet does
+// (ExtractContainerResourceValue after defaultPodLimitsForDownwardAPI):
+// the value divided by the divisor and rounded up, with the node's
+// allocatable standing in for an unset limit and requests defaulting to
+// the limits.
 func resourceFieldValue(pod *corev1.Pod, own *corev1.Container, ref *corev1.ResourceFieldSelector, node nodeInfo) (string, error) {
 	c := own
 	if ref.ContainerName != "" && ref.ContainerName != own.Name {
-		c = nil
-		for i := range pod.Spec.Containers {
-			if pod.Spec.Containers[i].Name == ref.ContainerName {
-				c = &pod.Spec.Containers[i]
-			}
-		}
-		if c == nil {
+		if c = findContainer(pod, ref.ContainerName); c == nil {
 			return "", &configError{fmt.Sprintf("container %q not found for resourceFieldRef", ref.ContainerName)}
 		}
 	}
 	kind, name, _ := strings.Cut(ref.Resource, ".")
-	var list corev1.ResourceList
+	var q resource.Quantity
 	switch kind {
 	case "limits":
-		list = c.Resources.Limits
-	case "requests":
-		list = c.Resources.Requests
-	default:
-		return "", &configError{fmt.Sprintf("unsupported resourceFieldRef %q", ref.Resource)}
-	}
-	q, ok := list[corev1.ResourceName(name)]
-	if !ok && kind == "limits" {
-		switch name {
-		case "cpu":
-			q = node.cpu
-		case "memory":
-			q = node.memory
+		def := resource.Quantity{}
+		switch corev1.ResourceName(name) {
+		case corev1.ResourceCPU:
+			def = node.cpu
+		case corev1.ResourceMemory:
+			def = node.memory
 		}
+		q = quantityOr(c.Resources.Limits, corev1.ResourceName(name), def)
+	case "requests":
+		q = requestsOf(c)[corev1.ResourceName(name)]
+	default:
+		return "", &configError{fmt.Sprintf("unsupported container resource : %v", ref.Resource)}
 	}
 	divisor := ref.Divisor
 	if divisor.IsZero() {
 		divisor = resource.MustParse("1")
 	}
-	if name == "cpu" {
-		v := (q.MilliValue() + divisor.MilliValue() - 1) / divisor.MilliValue()
-		if kind == "limits" && v == 0 {
-			v = 1
-		}
-		return strconv.FormatInt(v, 10), nil
+	if name == string(corev1.ResourceCPU) {
+		return strconv.FormatInt(ceilDiv(q.MilliValue(), divisor.MilliValue()), 10), nil
 	}
-	v := (q.Value() + divisor.Value() - 1) / divisor.Value()
-	return strconv.FormatInt(v, 10), nil
+	return strconv.FormatInt(ceilDiv(q.Value(), divisor.Value()), 10), nil
+}
+
+// ceilDiv is a/b rounded up, for a ≥ 0 and b > 0.
+func ceilDiv(a, b int64) int64 {
+	if b <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
 }
 
 // pullPolicy is the container's imagePullPolicy, defaulted as the API does.

@@ -35,6 +35,13 @@ func testPod() *corev1.Pod {
 
 var testNode = nodeInfo{name: "node1", hostIP: "10.1.2.3", logRoot: "/logs", cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")}
 
+// testWorker is a worker for pod on a Manager without store or runtime.
+func testWorker(t *testing.T, pod *corev1.Pod) *worker {
+	t.Helper()
+	m := New(Config{NodeName: testNode.name, HostIP: testNode.hostIP, LogRoot: testNode.logRoot, CPU: testNode.cpu, Memory: testNode.memory})
+	return newWorker(m, pod, nil)
+}
+
 func TestResolveEnv(t *testing.T) {
 	field := func(path string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
@@ -105,7 +112,8 @@ func TestContainerConfig(t *testing.T) {
 	c.Env = []corev1.EnvVar{{Name: "GREETING", Value: "hello"}}
 	c.WorkingDir = "/tmp"
 	pod.Spec.Hostname = "job-a-3"
-	got, err := containerConfig(pod, c, 2, testNode)
+	w := testWorker(t, pod)
+	got, err := w.containerConfig(pod, c, 2, runtime.ImageInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +129,12 @@ func TestContainerConfig(t *testing.T) {
 			runtime.LabelManaged: "true", runtime.LabelPodUID: "1234", runtime.LabelPodName: "job-a-x2k4d",
 			runtime.LabelPodNamespace: "team", runtime.LabelContainerName: "main", runtime.LabelAttempt: "2",
 		},
-		LogPath: "/logs/team_job-a-x2k4d_1234/main/2.log",
+		LogPath:     "/logs/team_job-a-x2k4d_1234/main/2.log",
+		MemoryLimit: 64 << 20,
+		CPUShares:   256,
+		CPUQuota:    150000,
+		CPUPeriod:   100000,
+		Seccomp:     runtime.Seccomp{Type: runtime.SeccompRuntimeDefault},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want,+got):\n%s", diff)

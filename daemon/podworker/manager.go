@@ -30,8 +30,21 @@ type Config struct {
 	NodeName string
 	HostIP   string
 	LogRoot  string
-	// Allocatable CPU and memory of the node, for resourceFieldRef without limits.
-	CPU, Memory resource.Quantity
+	// VolumeRoot holds the pods' volumes (emptyDir, downwardAPI) and
+	// termination-message files, one directory per pod UID.
+	VolumeRoot string
+	// SeccompRoot holds the Localhost seccomp profiles (the kubelet's
+	// <root-dir>/seccomp).
+	SeccompRoot string
+	// CPU and Memory are the node's capacity; ReservedCPU and ReservedMemory
+	// are kept from pods (the kubelet's --system-reserved). What is left,
+	// the allocatable, bounds the requests of the admitted pods and stands
+	// in for unset limits in resourceFieldRef.
+	CPU, Memory                 resource.Quantity
+	ReservedCPU, ReservedMemory resource.Quantity
+	// MaxPods caps the pods running at once (the kubelet's --max-pods);
+	// 0 = 110.
+	MaxPods int
 	// RestartBackoffBase and RestartBackoffMax are the kubelet's container
 	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
 	RestartBackoffBase, RestartBackoffMax time.Duration
@@ -43,8 +56,9 @@ type Config struct {
 
 // Manager runs one worker per Pod of this node.
 type Manager struct {
-	cfg  Config
-	node nodeInfo
+	cfg   Config
+	node  nodeInfo
+	sched *scheduler
 
 	mu      sync.Mutex
 	workers map[types.UID]*worker
@@ -62,12 +76,16 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cpu, memory := cfg.CPU.DeepCopy(), cfg.Memory.DeepCopy()
+	cpu.Sub(cfg.ReservedCPU)
+	memory.Sub(cfg.ReservedMemory)
 	return &Manager{
 		cfg: cfg,
 		node: nodeInfo{
 			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
-			cpu: cfg.CPU, memory: cfg.Memory,
+			cpu: cpu, memory: memory,
 		},
+		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, pods: cfg.MaxPods}),
 		workers: map[types.UID]*worker{},
 	}
 }
@@ -135,10 +153,16 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 	}
 	known := map[types.UID]bool{}
 	for _, obj := range objs {
+		if pod := obj.(*corev1.Pod); m.isOurs(pod) && wasAdmitted(pod) {
+			m.sched.bind(pod.UID, &pod.Spec) // before any new pod is let in
+		}
+	}
+	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
 		known[pod.UID] = true
 		m.observe(ctx, pod, byPod[pod.UID])
 	}
+	m.sched.start()
 	for uid, list := range byPod {
 		if known[uid] {
 			continue
@@ -149,6 +173,7 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 		}
 	}
 	m.removeOrphanLogs(known)
+	m.removeOrphanVolumes(known)
 	m.removeOrphanSandboxes(known)
 	return rv, nil
 }
@@ -175,6 +200,9 @@ func (m *Manager) observe(ctx context.Context, pod *corev1.Pod, adopted []runtim
 		}()
 	}
 	m.mu.Unlock()
+	if ok && pod.DeletionTimestamp == nil {
+		w.changed(pod)
+	}
 	if ok && pod.DeletionTimestamp != nil {
 		select {
 		case <-w.done:
@@ -195,6 +223,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 	dir := logs.PodDir(m.cfg.LogRoot, pod.Namespace, pod.Name, string(pod.UID))
 	if !ok {
 		m.removeLogs(dir)
+		m.removeVolumes(pod)
 		m.teardownSandbox(pod.UID)
 		return
 	}
@@ -204,8 +233,36 @@ func (m *Manager) forget(pod *corev1.Pod) {
 		defer m.wg.Done()
 		<-w.done
 		m.removeLogs(dir)
+		m.removeVolumes(pod)
 		m.teardownSandbox(pod.UID) // in case the worker ended before its own
 	}()
+}
+
+// wasAdmitted reports whether an earlier run admitted the pod to the node
+// and it has not finished: it holds its place on the node.
+func wasAdmitted(pod *corev1.Pod) bool {
+	return !isTerminal(pod) && pod.Status.StartTime != nil && isScheduled(&pod.Status)
+}
+
+// removeVolumes removes the volumes of a pod that is gone.
+func (m *Manager) removeVolumes(pod *corev1.Pod) {
+	if err := tearDownVolumes(m.cfg.VolumeRoot, pod); err != nil {
+		logrus.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Error("removing pod volumes")
+	}
+}
+
+// removeOrphanVolumes removes the volumes of pods deleted while skiffd was down.
+func (m *Manager) removeOrphanVolumes(known map[types.UID]bool) {
+	if m.cfg.VolumeRoot == "" {
+		return
+	}
+	uids := make(map[string]bool, len(known))
+	for uid := range known {
+		uids[string(uid)] = true
+	}
+	if err := removeOrphanVolumes(m.cfg.VolumeRoot, uids); err != nil {
+		logrus.WithError(err).Warn("removing the volumes of deleted pods")
+	}
 }
 
 func (m *Manager) removeOrphan(id string) {

@@ -11,9 +11,11 @@ import (
 // runtime's *Runtime implements it (asserted in package daemon).
 type Runtime interface {
 	EnsureImage(ctx context.Context, ref string, policy runtime.PullPolicy) error
+	ImageInfo(ctx context.Context, ref string) (runtime.ImageInfo, error)
 	Create(ctx context.Context, cfg runtime.ContainerConfig) error
 	Start(ctx context.Context, id string) (time.Time, <-chan runtime.ExitStatus, error)
 	Wait(ctx context.Context, id string) (<-chan runtime.ExitStatus, error)
+	Exec(ctx context.Context, id string, cfg runtime.ExecConfig) (exitCode int, err error)
 	Stop(ctx context.Context, id string, grace time.Duration) error
 	Remove(ctx context.Context, id string) error
 	List(ctx context.Context) ([]runtime.Container, error)

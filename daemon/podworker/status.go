@@ -1,32 +1,40 @@
 package podworker
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Reasons the kubelet writes into pod and container status.
 const (
-	reasonCompleted         = "Completed"
-	reasonError             = "Error"
-	reasonOOMKilled         = "OOMKilled"
-	reasonContainerCreating = "ContainerCreating"
-	reasonCrashLoopBackOff  = "CrashLoopBackOff"
-	reasonErrImagePull      = "ErrImagePull"
-	reasonImagePullBackOff  = "ImagePullBackOff"
-	reasonErrImageNeverPull = "ErrImageNeverPull"
-	reasonCreateContainer   = "CreateContainerError"
-	reasonRunContainer      = "RunContainerError"
-	reasonContainersNotRdy  = "ContainersNotReady"
-	reasonPodCompleted      = "PodCompleted"
-	reasonStatusUnknown     = "ContainerStatusUnknown"
+	reasonCompleted          = "Completed"
+	reasonError              = "Error"
+	reasonOOMKilled          = "OOMKilled"
+	reasonStartError         = "StartError"
+	reasonContainerCreating  = "ContainerCreating"
+	reasonPodInitializing    = "PodInitializing"
+	reasonCrashLoopBackOff   = "CrashLoopBackOff"
+	reasonErrImagePull       = "ErrImagePull"
+	reasonImagePullBackOff   = "ImagePullBackOff"
+	reasonErrImageNeverPull  = "ErrImageNeverPull"
+	reasonCreateConfig       = "CreateContainerConfigError"
+	reasonCreateContainer    = "CreateContainerError"
+	reasonRunContainer       = "RunContainerError"
+	reasonContainersNotRdy   = "ContainersNotReady"
+	reasonNotInitialized     = "ContainersNotInitialized"
+	reasonPodCompleted       = "PodCompleted"
+	reasonPodFailed          = "PodFailed"
+	reasonStatusUnknown      = "ContainerStatusUnknown"
+	reasonDeadlineExceeded   = "DeadlineExceeded"
+	reasonUnschedulable      = "Unschedulable"
+	reasonTerminationKubelet = "TerminationByKubelet"
 )
 
-// terminatedReason is the reason the kubelet gives a container that exited.
+// messageLost is the kubelet's message for a container it cannot find.
+const messageLost = "The container could not be located when the pod was terminated"
+
+// terminatedReason is the reason containerd's CRI gives a container that exited.
 func terminatedReason(exitCode int32, oomKilled bool) string {
 	switch {
 	case oomKilled:
@@ -38,8 +46,8 @@ func terminatedReason(exitCode int32, oomKilled bool) string {
 	}
 }
 
-// shouldRestart reports whether a container that exited with exitCode is
-// started again under the pod's restartPolicy.
+// shouldRestart reports whether a regular container that exited with
+// exitCode is started again under the pod's restartPolicy.
 func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 	switch policy {
 	case corev1.RestartPolicyAlways:
@@ -51,20 +59,40 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 	}
 }
 
-// podPhase computes the phase from the container statuses the way the
-// kubelet's getPhase does for a pod without init containers. terminal is
-// true once the worker has stopped every container for good (deletion or
-// no restart left), which settles restartPolicy Always and OnFailure pods.
-//
-// NOTE: a waiting container that has run before (it has a lastState) counts
-// as stopped, not waiting: it is between restarts, so the pod stays Running.
-func podPhase(spec *corev1.PodSpec, statuses []corev1.ContainerStatus, terminal bool) corev1.PodPhase {
-	var waiting, running, stopped, succeeded int
-	for _, name := range containerNames(spec) {
-		cs := findStatus(statuses, name)
+// isSidecar reports whether c is a restartable init container.
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// podPhase computes the phase from the container statuses as the kubelet's
+// getPhase does (without the alpha ContainerRestartRules). terminal is true
+// once the worker has decided that no container will run again (deletion,
+// deadline, nothing left to restart); initialized reports that a regular
+// container has been started, so that restarting sidecars do not send the
+// pod back to Pending.
+func podPhase(spec *corev1.PodSpec, initStatuses, statuses []corev1.ContainerStatus, terminal, initialized bool) corev1.PodPhase {
+	pendingInit, failedInit, pendingSidecars := initCounts(spec, initStatuses)
+	var unknown, running, waiting, stopped, succeeded int
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if !isSidecar(c) {
+			continue
+		}
+		cs := findStatus(initStatuses, c.Name)
 		switch {
 		case cs == nil:
+			unknown++
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated == nil:
 			waiting++
+		}
+	}
+	for _, c := range spec.Containers {
+		cs := findStatus(statuses, c.Name)
+		switch {
+		case cs == nil:
+			unknown++
 		case cs.State.Running != nil:
 			running++
 		case cs.State.Terminated != nil:
@@ -72,45 +100,139 @@ func podPhase(spec *corev1.PodSpec, statuses []corev1.ContainerStatus, terminal 
 			if cs.State.Terminated.ExitCode == 0 {
 				succeeded++
 			}
-		case cs.LastTerminationState.Terminated != nil:
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
 			stopped++
-			if cs.LastTerminationState.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		default:
+		case cs.State.Waiting != nil:
 			waiting++
+		default:
+			unknown++
 		}
 	}
-	switch {
-	case waiting > 0 && !terminal:
-		return corev1.PodPending
-	case running > 0:
-		return corev1.PodRunning
-	case stopped == 0:
-		if terminal {
-			return corev1.PodFailed
-		}
-		return corev1.PodPending
-	}
-	// Every container has stopped.
-	if terminal || spec.RestartPolicy == corev1.RestartPolicyNever {
-		if stopped == succeeded && waiting == 0 {
-			return corev1.PodSucceeded
-		}
+	if failedInit > 0 && spec.RestartPolicy == corev1.RestartPolicyNever {
 		return corev1.PodFailed
 	}
-	if spec.RestartPolicy == corev1.RestartPolicyOnFailure && stopped == succeeded {
-		return corev1.PodSucceeded
+	switch {
+	case pendingInit > 0 || (pendingSidecars > 0 && !initialized) || waiting > 0:
+		return corev1.PodPending
+	case running > 0 && unknown == 0:
+		return corev1.PodRunning
+	case running == 0 && stopped > 0 && unknown == 0:
+		if terminal || spec.RestartPolicy == corev1.RestartPolicyNever ||
+			(spec.RestartPolicy == corev1.RestartPolicyOnFailure && stopped == succeeded) {
+			if stopped == succeeded {
+				return corev1.PodSucceeded
+			}
+			return corev1.PodFailed
+		}
+		return corev1.PodRunning // restarting
+	default:
+		return corev1.PodPending
 	}
-	return corev1.PodRunning
 }
 
-func containerNames(spec *corev1.PodSpec) []string {
-	names := make([]string, 0, len(spec.Containers))
-	for _, c := range spec.Containers {
-		names = append(names, c.Name)
+// initCounts counts, as getPhase does, the regular init containers still to
+// complete, those that failed, and the sidecars not yet started.
+func initCounts(spec *corev1.PodSpec, statuses []corev1.ContainerStatus) (pending, failed, pendingSidecars int) {
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		cs := findStatus(statuses, c.Name)
+		if isSidecar(c) {
+			switch {
+			case cs == nil:
+				pendingSidecars++
+			case cs.State.Running != nil:
+				if cs.Started == nil || !*cs.Started {
+					pendingSidecars++
+				}
+			case cs.State.Waiting != nil && cs.LastTerminationState.Terminated == nil:
+				pendingSidecars++
+			}
+			continue
+		}
+		switch {
+		case cs == nil || cs.State.Running != nil:
+			pending++
+		case cs.State.Terminated != nil:
+			if cs.State.Terminated.ExitCode != 0 {
+				failed++
+			}
+		case cs.LastTerminationState.Terminated != nil:
+			if cs.LastTerminationState.Terminated.ExitCode != 0 {
+				failed++
+			}
+		default:
+			pending++
+		}
 	}
-	return names
+	return pending, failed, pendingSidecars
+}
+
+// hasStartedRegular reports whether a regular container has ever been
+// created: the pod is past its initialization.
+func hasStartedRegular(statuses []corev1.ContainerStatus) bool {
+	for _, cs := range statuses {
+		if cs.ContainerID != "" || cs.State.Waiting == nil || cs.LastTerminationState.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// terminateStatus settles the status of a pod whose containers are all
+// stopped for good, as the kubelet's status manager does in TerminatePod:
+// once the pod has initialized, a container that never reported an exit is
+// failed with ContainerStatusUnknown, so are init containers that were
+// tried; and a pod not yet Succeeded or Failed becomes Failed.
+func terminateStatus(spec *corev1.PodSpec, status *corev1.PodStatus) {
+	lost := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Reason: reasonStatusUnknown, Message: messageLost, ExitCode: 137,
+	}}
+	if len(spec.InitContainers) == 0 || hasStartedRegular(status.ContainerStatuses) || lastInitDone(spec, status.InitContainerStatuses) {
+		for i := range status.ContainerStatuses {
+			if status.ContainerStatuses[i].State.Terminated == nil {
+				status.ContainerStatuses[i].State = lost
+			}
+		}
+	}
+	tried := len(status.InitContainerStatuses)
+	for tried > 0 {
+		cs := status.InitContainerStatuses[tried-1]
+		if cs.State.Waiting == nil || cs.LastTerminationState.Terminated != nil {
+			break
+		}
+		tried--
+	}
+	for i := range status.InitContainerStatuses[:tried] {
+		if status.InitContainerStatuses[i].State.Terminated == nil {
+			status.InitContainerStatuses[i].State = lost
+		}
+	}
+	if status.Phase != corev1.PodSucceeded {
+		status.Phase = corev1.PodFailed
+	}
+}
+
+// lastInitDone reports whether the last init container completed (or, for
+// a sidecar, started).
+func lastInitDone(spec *corev1.PodSpec, statuses []corev1.ContainerStatus) bool {
+	n := len(spec.InitContainers)
+	if n == 0 {
+		return true
+	}
+	c := &spec.InitContainers[n-1]
+	cs := findStatus(statuses, c.Name)
+	switch {
+	case cs == nil:
+		return false
+	case isSidecar(c):
+		return cs.State.Running != nil && cs.Started != nil && *cs.Started
+	}
+	for _, st := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+		if st.Terminated != nil && st.Terminated.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func findStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
@@ -122,86 +244,16 @@ func findStatus(statuses []corev1.ContainerStatus, name string) *corev1.Containe
 	return nil
 }
 
-// setConditions recomputes the kubelet-owned pod conditions from the phase
-// and container statuses, changing lastTransitionTime only on a change of
-// status, as the kubelet does.
-func setConditions(status *corev1.PodStatus, spec *corev1.PodSpec, now metav1.Time) {
-	done := status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed
-	sandbox := corev1.ConditionTrue
-	if done {
-		sandbox = corev1.ConditionFalse
-	}
-	setCondition(status, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: sandbox}, now)
-
-	initialized := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
-	if done {
-		initialized.Reason = reasonPodCompleted
-	}
-	setCondition(status, initialized, now)
-
-	ready := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}
-	var unready []string
-	for _, name := range containerNames(spec) {
-		cs := findStatus(status.ContainerStatuses, name)
-		if cs == nil || !cs.Ready {
-			unready = append(unready, name)
-		}
-	}
-	switch {
-	case done:
-		ready.Status, ready.Reason = corev1.ConditionFalse, reasonPodCompleted
-	case len(unready) > 0:
-		ready.Status, ready.Reason = corev1.ConditionFalse, reasonContainersNotRdy
-		ready.Message = fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
-	}
-	podReady := ready
-	podReady.Type = corev1.PodReady
-	setCondition(status, podReady, now)
-	setCondition(status, ready, now)
-	sortConditions(status.Conditions)
-}
-
-// setCondition replaces or adds c, keeping lastTransitionTime when the
-// status did not change.
-func setCondition(status *corev1.PodStatus, c corev1.PodCondition, now metav1.Time) {
-	for i := range status.Conditions {
-		old := &status.Conditions[i]
-		if old.Type != c.Type {
-			continue
-		}
-		c.LastTransitionTime = old.LastTransitionTime
-		if old.Status != c.Status || c.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = now
-		}
-		*old = c
-		return
-	}
-	c.LastTransitionTime = now
-	status.Conditions = append(status.Conditions, c)
-}
-
-// conditionOrder is the order in which the kubelet lists pod conditions.
-var conditionOrder = map[corev1.PodConditionType]int{
-	corev1.DisruptionTarget:          0,
-	corev1.PodReadyToStartContainers: 1,
-	corev1.PodInitialized:            2,
-	corev1.PodReady:                  3,
-	corev1.ContainersReady:           4,
-	corev1.PodScheduled:              5,
-}
-
-func sortConditions(conds []corev1.PodCondition) {
-	sort.SliceStable(conds, func(i, j int) bool {
-		oi, iok := conditionOrder[conds[i].Type]
-		oj, jok := conditionOrder[conds[j].Type]
-		if !iok || !jok {
-			return iok && !jok
-		}
-		return oi < oj
-	})
-}
-
 // isTerminal reports whether the pod reached Succeeded or Failed.
 func isTerminal(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// sortStatuses orders statuses as the containers are in the spec.
+func sortStatuses(statuses []corev1.ContainerStatus, containers []corev1.Container) {
+	index := make(map[string]int, len(containers))
+	for i, c := range containers {
+		index[c.Name] = i
+	}
+	sort.SliceStable(statuses, func(i, j int) bool { return index[statuses[i].Name] < index[statuses[j].Name] })
 }

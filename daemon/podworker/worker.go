@@ -22,6 +22,10 @@ import (
 // name now belongs to another pod).
 var errPodGone = errors.New("pod gone")
 
+// minGrace is the shortest time the kubelet gives a container between its
+// stop signal and SIGKILL (minimumGracePeriodInSeconds).
+const minGrace = 2 * time.Second
+
 // worker runs one pod: admission, its containers, their restarts, and its
 // termination. Its two lifetimes are kept apart: the ctx given to run ends
 // when the daemon stops (containers are left running for recovery), while
@@ -33,13 +37,17 @@ type worker struct {
 	name    string
 	log     *logrus.Entry
 	adopted map[string][]runtime.Container // recovered instances by container name
-	sandbox network.Sandbox                // the pod's network, set before any container starts
+	updates chan *corev1.Pod               // newer versions of the pod (latest only)
+	volumes map[string]podVolume           // set up before any container runs
+	sandbox network.Sandbox                // the pod's network, once set up
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
 	mu       sync.Mutex
 	grace    time.Duration
-	terminal bool // every container is final: the phase may settle
+	terminal bool   // every container is final: the phase may settle
+	reason   string // pod-level failure (DeadlineExceeded), written with the final phase
+	message  string
 
 	done chan struct{}
 }
@@ -52,6 +60,7 @@ func newWorker(m *Manager, pod *corev1.Pod, adopted []runtime.Container) *worker
 		name:    pod.Name,
 		log:     logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name}),
 		adopted: map[string][]runtime.Container{},
+		updates: make(chan *corev1.Pod, 1),
 		stop:    make(chan struct{}),
 		grace:   -1,
 		done:    make(chan struct{}),
@@ -72,6 +81,15 @@ func (w *worker) terminate(grace time.Duration) {
 	}
 	w.mu.Unlock()
 	w.stopOnce.Do(func() { close(w.stop) })
+}
+
+// changed hands the worker a newer version of its pod.
+func (w *worker) changed(pod *corev1.Pod) {
+	select {
+	case <-w.updates:
+	default:
+	}
+	w.updates <- pod
 }
 
 func (w *worker) stopping() bool {
@@ -97,6 +115,7 @@ func (w *worker) run(ctx context.Context) {
 	}
 	if isTerminal(pod) {
 		w.removeAdopted()
+		w.tearDownVolumes(pod)
 		w.m.teardownSandbox(w.uid)
 		w.finishDeletion()
 		return
@@ -104,7 +123,18 @@ func (w *worker) run(ctx context.Context) {
 	if pod.DeletionTimestamp != nil {
 		w.terminate(deletionGrace(pod))
 	}
-	pod, err = w.admit(pod)
+	defer w.m.sched.release(w.uid)
+	if !w.waitAdmission(ctx, pod) {
+		if ctx.Err() == nil && w.stopping() {
+			w.finishDeletion()
+		}
+		return
+	}
+	if msg := forbiddenSysctl(pod, w.m.usesHostNetwork(pod)); msg != "" {
+		w.reject(reasonSysctlForbidden, msg)
+		return
+	}
+	pod, err = w.admit()
 	if err != nil {
 		w.logError("admitting pod", err)
 		return
@@ -113,19 +143,36 @@ func (w *worker) run(ctx context.Context) {
 	if !ok {
 		return
 	}
-	var wg sync.WaitGroup
-	for i := range pod.Spec.Containers {
-		r := newContainerRun(w, pod, &pod.Spec.Containers[i])
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.run(ctx)
-		}()
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
+	deadlineCtx, stopDeadline := context.WithCancel(ctx)
+	go w.enforceDeadline(deadlineCtx, pod)
+	ok = w.runPod(ctx, pod)
+	stopDeadline()
+	if !ok || ctx.Err() != nil {
 		return // the daemon is stopping: leave the pod for recovery
 	}
+	w.finish(pod)
+}
+
+// runPod sets up the pod's volumes and runs its containers until they are
+// all done; false when the daemon stops or the pod is gone.
+func (w *worker) runPod(ctx context.Context, pod *corev1.Pod) bool {
+	if !w.setUpVolumes(ctx, pod) {
+		return ctx.Err() == nil
+	}
+	sidecars, ok := w.runInit(ctx, pod)
+	if ok && !w.stopping() && ctx.Err() == nil {
+		ok = w.runRegular(ctx, pod)
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	w.stopSidecars(pod, sidecars)
+	return true
+}
+
+// finish writes the final status once no container runs any more, then
+// releases the pod's resources and completes a pending deletion.
+func (w *worker) finish(pod *corev1.Pod) {
 	w.mu.Lock()
 	w.terminal = true
 	w.mu.Unlock()
@@ -133,10 +180,134 @@ func (w *worker) run(ctx context.Context) {
 		w.logError("writing final pod status", err)
 	}
 	w.removeAdopted()
+	w.tearDownVolumes(pod)
 	w.m.teardownSandbox(w.uid)
 	if w.stopping() {
 		w.finishDeletion()
 	}
+}
+
+// reject fails the pod at admission, as the kubelet's admit handlers do:
+// phase Failed with the reason, and the message "Pod was rejected: …".
+func (w *worker) reject(reason, message string) {
+	w.log.WithField("reason", reason).Warn("pod rejected: " + message)
+	w.mu.Lock()
+	w.terminal, w.reason, w.message = true, reason, "Pod was rejected: "+message
+	w.mu.Unlock()
+	_, err := w.update(func(p *corev1.Pod) {
+		setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, metav1.NewTime(w.m.now()))
+	})
+	if err != nil {
+		w.logError("rejecting pod", err)
+	}
+	if w.stopping() {
+		w.finishDeletion()
+	}
+}
+
+// runInit runs the init containers one by one: each regular one to its
+// successful end, each sidecar until it has started (it keeps running).
+// ok is false when an init container failed for good or the run must end.
+func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*containerRun, ok bool) {
+	initialized := hasRunRegular(pod.Status.ContainerStatuses)
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if isSidecar(c) {
+			r := newContainerRun(w, pod, c, kindSidecar)
+			sidecars = append(sidecars, r)
+			r.done = make(chan struct{})
+			go func() {
+				defer close(r.done)
+				r.run(ctx)
+			}()
+			select {
+			case <-r.startedCh:
+			case <-w.stop:
+				return sidecars, false
+			case <-ctx.Done():
+				return sidecars, false
+			}
+			continue
+		}
+		r := newContainerRun(w, pod, c, kindInit)
+		if initialized || r.completed() {
+			r.discard()
+			continue
+		}
+		succeeded, runOK := r.run(ctx)
+		if !runOK || !succeeded {
+			return sidecars, false
+		}
+	}
+	return sidecars, true
+}
+
+// runRegular runs the regular containers side by side until each is done.
+func (w *worker) runRegular(ctx context.Context, pod *corev1.Pod) bool {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := true
+	for i := range pod.Spec.Containers {
+		r := newContainerRun(w, pod, &pod.Spec.Containers[i], kindRegular)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, runOK := r.run(ctx); !runOK {
+				mu.Lock()
+				ok = false
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return ok
+}
+
+// stopSidecars stops the sidecars once the other containers are done, in
+// the reverse of their order, as the kubelet does; each gets what is left
+// of the pod's grace period (at least minGrace).
+func (w *worker) stopSidecars(pod *corev1.Pod, sidecars []*containerRun) {
+	if len(sidecars) == 0 {
+		return
+	}
+	grace := deletionGrace(pod)
+	if w.stopping() {
+		grace = w.stopGrace()
+	}
+	deadline := w.m.now().Add(grace)
+	for i := len(sidecars) - 1; i >= 0; i-- {
+		sidecars[i].stop(deadline.Sub(w.m.now()))
+		<-sidecars[i].done
+	}
+}
+
+// waitAdmission waits until the scheduler finds room for the pod, showing
+// why it waits as the scheduler does; false when the pod is stopped first.
+func (w *worker) waitAdmission(ctx context.Context, pod *corev1.Pod) bool {
+	t := w.m.sched.enqueue(pod)
+	select {
+	case <-t.admitted:
+		return true
+	default:
+	}
+	msg := unschedulableMessage(w.m.sched.whyWaiting(t))
+	w.log.WithField("reason", msg).Info("pod does not fit the node; waiting")
+	_, err := w.update(func(p *corev1.Pod) {
+		setCondition(&p.Status, corev1.PodCondition{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: reasonUnschedulable, Message: msg,
+		}, metav1.NewTime(w.m.now()))
+	})
+	if err != nil {
+		w.logError("recording unschedulable pod", err)
+	}
+	select {
+	case <-t.admitted:
+		return err == nil
+	case <-w.stop:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 func (w *worker) load() (*corev1.Pod, error) {
@@ -155,9 +326,9 @@ func (w *worker) load() (*corev1.Pod, error) {
 }
 
 // admit binds the pod to this node and writes the kubelet's first status:
-// Pending, startTime, hostIP/podIP, and every container waiting in
-// ContainerCreating.
-func (w *worker) admit(pod *corev1.Pod) (*corev1.Pod, error) {
+// Pending, startTime, hostIP/podIP, QoS class, and every container waiting
+// in ContainerCreating (PodInitializing when there are init containers).
+func (w *worker) admit() (*corev1.Pod, error) {
 	now := metav1.NewTime(w.m.now())
 	return w.update(func(p *corev1.Pod) {
 		if p.Spec.NodeName == "" {
@@ -170,30 +341,43 @@ func (w *worker) admit(pod *corev1.Pod) (*corev1.Pod, error) {
 		ip := w.m.cfg.HostIP
 		p.Status.HostIP = ip
 		p.Status.HostIPs = []corev1.HostIP{{IP: ip}}
-		if w.m.cfg.Network == nil || p.Spec.HostNetwork {
-			setPodIP(&p.Status, ip) // else startSandbox sets the pod's own
+		if w.m.cfg.Network == nil {
+			setPodIP(&p.Status, ip) // the host's network
 		}
-		for _, c := range p.Spec.Containers {
-			if findStatus(p.Status.ContainerStatuses, c.Name) != nil {
-				continue
-			}
-			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-				Name:    c.Name,
-				Image:   c.Image,
-				Started: ptr(false),
-				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-					Reason: reasonContainerCreating,
-				}},
-			})
+		p.Status.QOSClass = qosClass(&p.Spec)
+		reason := reasonContainerCreating
+		if len(p.Spec.InitContainers) > 0 {
+			reason = reasonPodInitializing
 		}
+		p.Status.InitContainerStatuses = initialStatuses(p.Status.InitContainerStatuses, p.Spec.InitContainers, reason)
+		p.Status.ContainerStatuses = initialStatuses(p.Status.ContainerStatuses, p.Spec.Containers, reason)
 	})
 }
 
+// initialStatuses adds a waiting status for every container without one.
+func initialStatuses(statuses []corev1.ContainerStatus, containers []corev1.Container, reason string) []corev1.ContainerStatus {
+	for _, c := range containers {
+		if findStatus(statuses, c.Name) != nil {
+			continue
+		}
+		statuses = append(statuses, corev1.ContainerStatus{
+			Name:    c.Name,
+			Image:   c.Image,
+			Started: ptr(false),
+			State:   corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}},
+		})
+	}
+	sortStatuses(statuses, containers)
+	return statuses
+}
+
 // update applies mutate to the stored pod and recomputes the phase and the
-// kubelet's conditions, in one transaction. A terminal phase never changes.
+// kubelet's conditions, in one transaction. A terminal phase never changes;
+// one is only written once every container is stopped for good, as the
+// kubelet's status manager holds it back while containers may still run.
 func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 	w.mu.Lock()
-	terminal := w.terminal
+	terminal, reason, message := w.terminal, w.reason, w.message
 	w.mu.Unlock()
 	obj, err := w.m.cfg.Store.Modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
 		pod := obj.(*corev1.Pod)
@@ -203,9 +387,11 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 		before := pod.DeepCopy()
 		mutate(pod)
 		if !isTerminal(before) {
-			pod.Status.Phase = podPhase(&pod.Spec, pod.Status.ContainerStatuses, terminal)
+			w.settlePhase(pod, terminal, reason, message)
 		}
-		setConditions(&pod.Status, &pod.Spec, metav1.NewTime(w.m.now()))
+		if isScheduled(&pod.Status) {
+			setConditions(pod, metav1.NewTime(w.m.now()))
+		}
 		if equality.Semantic.DeepEqual(before, pod) {
 			return db.ErrUnchanged
 		}
@@ -220,13 +406,43 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 	return obj.(*corev1.Pod), nil
 }
 
-// updateContainer applies mutate to one container's status.
-func (w *worker) updateContainer(name string, mutate func(cs *corev1.ContainerStatus)) error {
+// settlePhase computes the pod's phase (and, once terminal, its final
+// container states and pod-level reason).
+func (w *worker) settlePhase(pod *corev1.Pod, terminal bool, reason, message string) {
+	st := &pod.Status
+	phase := podPhase(&pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, terminal, hasRunRegular(st.ContainerStatuses))
+	if !terminal {
+		if phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+			st.Phase = phase
+		}
+		return
+	}
+	st.Phase = phase
+	terminateStatus(&pod.Spec, st)
+	if reason != "" {
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, message
+	}
+}
+
+// isScheduled reports whether the pod was admitted to the node (its
+// PodScheduled condition is not False).
+func isScheduled(status *corev1.PodStatus) bool {
+	c := findCondition(status, corev1.PodScheduled)
+	return c == nil || c.Status == corev1.ConditionTrue
+}
+
+// updateContainer applies mutate to one container's status (an init
+// container's when init is true).
+func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.ContainerStatus)) error {
 	_, err := w.update(func(pod *corev1.Pod) {
-		cs := findStatus(pod.Status.ContainerStatuses, name)
+		list := &pod.Status.ContainerStatuses
+		if init {
+			list = &pod.Status.InitContainerStatuses
+		}
+		cs := findStatus(*list, name)
 		if cs == nil {
-			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: name})
-			cs = &pod.Status.ContainerStatuses[len(pod.Status.ContainerStatuses)-1]
+			*list = append(*list, corev1.ContainerStatus{Name: name})
+			cs = &(*list)[len(*list)-1]
 		}
 		mutate(cs)
 	})
@@ -253,17 +469,32 @@ func (w *worker) finishDeletion() {
 	}
 }
 
+// takeAdopted hands the recovered instances of one container to its run.
+func (w *worker) takeAdopted(name string) []runtime.Container {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	found := w.adopted[name]
+	delete(w.adopted, name)
+	return found
+}
+
 // removeAdopted removes recovered instances that no container loop took over.
 func (w *worker) removeAdopted() {
-	for name, list := range w.adopted {
+	w.mu.Lock()
+	adopted := w.adopted
+	w.adopted = map[string][]runtime.Container{}
+	w.mu.Unlock()
+	for _, list := range adopted {
 		for _, c := range list {
 			w.removeInstance(c.ID)
 		}
-		delete(w.adopted, name)
 	}
 }
 
 func (w *worker) removeInstance(id string) {
+	if id == "" {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := w.m.cfg.Runtime.Remove(ctx, id); err != nil {

@@ -1,0 +1,189 @@
+package podworker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// defaultMaxPods is the kubelet's default --max-pods.
+const defaultMaxPods = 110
+
+// allocatable is what the node offers to pods: capacity minus the
+// reserve.
+type allocatable struct {
+	cpu, memory resource.Quantity
+	pods        int
+}
+
+// insufficient lists, as the scheduler's NodeResourcesFit filter does, why
+// a pod requesting req does not fit beside pods already bound pods
+// requesting used in total; empty when it fits.
+func insufficient(req, used corev1.ResourceList, pods int, alloc allocatable) []string {
+	var reasons []string
+	if pods+1 > alloc.pods {
+		reasons = append(reasons, "Too many pods")
+	}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		want := req[name]
+		if want.Sign() <= 0 {
+			continue
+		}
+		free := alloc.memory.DeepCopy()
+		if name == corev1.ResourceCPU {
+			free = alloc.cpu.DeepCopy()
+		}
+		free.Sub(used[name])
+		if want.Cmp(free) > 0 {
+			reasons = append(reasons, "Insufficient "+string(name))
+		}
+	}
+	return reasons
+}
+
+// unschedulableMessage is the scheduler's FitError message for this one
+// node: "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
+func unschedulableMessage(reasons []string) string {
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = "1 " + r
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("0/1 nodes are available: %s.", strings.Join(parts, ", "))
+}
+
+// scheduler admits pods to the node in creation order, as long as their
+// requests fit beside the pods already admitted and not yet finished: the
+// role of kube-scheduler for skiff's one node. It holds new pods back until
+// recovery has registered the pods admitted by an earlier run.
+type scheduler struct {
+	mu      sync.Mutex
+	alloc   allocatable
+	bound   map[types.UID]corev1.ResourceList
+	queue   []*ticket
+	started bool
+}
+
+// ticket is a pod waiting for room: admitted is closed once it is bound.
+type ticket struct {
+	uid      types.UID
+	created  time.Time
+	name     string
+	req      corev1.ResourceList
+	admitted chan struct{}
+	reasons  []string // why it did not fit, at its last try
+}
+
+func newScheduler(alloc allocatable) *scheduler {
+	if alloc.pods <= 0 {
+		alloc.pods = defaultMaxPods
+	}
+	return &scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}}
+}
+
+// bind records a pod admitted earlier (recovery): it counts at once.
+func (s *scheduler) bind(uid types.UID, spec *corev1.PodSpec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bound[uid] = podRequests(spec)
+}
+
+// isBound reports whether the pod holds a place on the node.
+func (s *scheduler) isBound(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.bound[uid]
+	return ok
+}
+
+// start lets queued pods in; called once recovery has bound the old pods.
+func (s *scheduler) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	s.schedule()
+}
+
+// enqueue asks for room for pod. The ticket's admitted channel is closed
+// when the pod is bound (maybe already on return); otherwise reasons says
+// why it waits.
+func (s *scheduler) enqueue(pod *corev1.Pod) *ticket {
+	t := &ticket{
+		uid: pod.UID, created: pod.CreationTimestamp.Time, name: pod.Namespace + "/" + pod.Name,
+		req: podRequests(&pod.Spec), admitted: make(chan struct{}),
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.bound[pod.UID]; ok {
+		close(t.admitted)
+		return t
+	}
+	s.queue = append(s.queue, t)
+	sort.SliceStable(s.queue, func(i, j int) bool {
+		a, b := s.queue[i], s.queue[j]
+		if !a.created.Equal(b.created) {
+			return a.created.Before(b.created)
+		}
+		return a.name < b.name
+	})
+	if s.started {
+		s.schedule()
+	} else {
+		t.reasons = s.fit(t.req)
+	}
+	return t
+}
+
+// whyWaiting returns why the ticket's pod still waits (nil once admitted).
+func (s *scheduler) whyWaiting(t *ticket) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return t.reasons
+}
+
+// release frees the place of a pod that finished or went away, and of a
+// ticket that no longer waits; waiting pods that now fit are admitted.
+func (s *scheduler) release(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.bound, uid)
+	for i, t := range s.queue {
+		if t.uid == uid {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			break
+		}
+	}
+	s.schedule()
+}
+
+// schedule admits, in queue order, every waiting pod that fits.
+func (s *scheduler) schedule() {
+	if !s.started {
+		return
+	}
+	kept := s.queue[:0]
+	for _, t := range s.queue {
+		t.reasons = s.fit(t.req)
+		if len(t.reasons) > 0 {
+			kept = append(kept, t)
+			continue
+		}
+		s.bound[t.uid] = t.req
+		close(t.admitted)
+	}
+	s.queue = kept
+}
+
+func (s *scheduler) fit(req corev1.ResourceList) []string {
+	used := corev1.ResourceList{}
+	for _, r := range s.bound {
+		addResources(used, r)
+	}
+	return insufficient(req, used, len(s.bound), s.alloc)
+}

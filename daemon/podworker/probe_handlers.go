@@ -1,0 +1,190 @@
+package podworker
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// probeUserAgent is the User-Agent of the kubelet's HTTP probes.
+const probeUserAgent = "kube-probe/1.34"
+
+// maxProbeBody is how much of an HTTP probe's response body is read.
+const maxProbeBody = 10 * 1024
+
+// runProbe runs one probe of instance id within timeout: resultUnknown
+// when the probe could not be run (the kubelet throws such results away).
+func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe, timeout time.Duration) probeResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var res probeResult
+	var err error
+	switch {
+	case p.Exec != nil:
+		res, err = r.execProbe(ctx, id, p.Exec.Command)
+	case p.HTTPGet != nil:
+		res, err = r.httpProbe(ctx, p.HTTPGet)
+	case p.TCPSocket != nil:
+		res, err = r.tcpProbe(ctx, p.TCPSocket)
+	case p.GRPC != nil:
+		res, err = r.grpcProbe(ctx, p.GRPC)
+	default:
+		return resultUnknown
+	}
+	if err != nil {
+		r.log.WithError(err).Debug("probe failed to run")
+	}
+	return res
+}
+
+func verdict(ok bool) probeResult {
+	if ok {
+		return resultSuccess
+	}
+	return resultFailure
+}
+
+// execProbe runs command in the container: exit code 0 passes; running
+// past the timeout fails (as with the kubelet's ExecProbeTimeout).
+func (r *containerRun) execProbe(ctx context.Context, id string, command []string) (probeResult, error) {
+	code, err := r.w.m.cfg.Runtime.Exec(ctx, id, runtime.ExecConfig{Args: command})
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return resultFailure, fmt.Errorf("command %q timed out", command)
+	case err != nil:
+		return resultUnknown, err
+	}
+	return verdict(code == 0), nil
+}
+
+// probeHost is where network probes go: the given host, else the pod's IP.
+func (r *containerRun) probeHost(host string) string {
+	if host != "" {
+		return host
+	}
+	return podIP(r.pod, r.w.m.node)
+}
+
+// probePort resolves a probe's port: a number, or the name of one of the
+// container's ports.
+func (r *containerRun) probePort(port intstr.IntOrString) (int, error) {
+	if port.Type == intstr.Int {
+		return port.IntValue(), nil
+	}
+	for _, p := range r.spec.Ports {
+		if p.Name == port.StrVal {
+			return int(p.ContainerPort), nil
+		}
+	}
+	if n, err := strconv.Atoi(port.StrVal); err == nil {
+		return n, nil
+	}
+	return 0, fmt.Errorf("couldn't find port %q in container %q", port.StrVal, r.spec.Name)
+}
+
+// httpProbe GETs the URL: a status from 200 to 399 passes. Redirects are
+// followed on the same host only; one to another host passes, as with the
+// kubelet.
+func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (probeResult, error) {
+	port, err := r.probePort(g.Port)
+	if err != nil {
+		return resultFailure, err
+	}
+	scheme := strings.ToLower(string(g.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	path := g.Path
+	if path == "" || path[0] != '/' {
+		path = "/" + path
+	}
+	host := r.probeHost(g.Host)
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
+	if u, err = u.Parse(path); err != nil {
+		return resultFailure, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return resultFailure, err
+	}
+	req.Header.Set("User-Agent", probeUserAgent)
+	req.Header.Set("Accept", "*/*")
+	for _, h := range g.HTTPHeaders {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Host = h.Value
+			continue
+		}
+		req.Header.Add(h.Name, h.Value)
+	}
+	client := &http.Client{
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true, Proxy: nil},
+		CheckRedirect: func(next *http.Request, via []*http.Request) error {
+			if next.URL.Hostname() != host || len(via) >= 10 {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return resultFailure, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
+	return verdict(resp.StatusCode >= http.StatusOK && resp.StatusCode < http.StatusBadRequest), nil
+}
+
+// tcpProbe passes when a TCP connection opens.
+func (r *containerRun) tcpProbe(ctx context.Context, t *corev1.TCPSocketAction) (probeResult, error) {
+	port, err := r.probePort(t.Port)
+	if err != nil {
+		return resultFailure, err
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(r.probeHost(t.Host), strconv.Itoa(port)))
+	if err != nil {
+		return resultFailure, err
+	}
+	conn.Close()
+	return resultSuccess, nil
+}
+
+// grpcProbe asks the gRPC health service (grpc.health.v1) for the service:
+// SERVING passes.
+func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction) (probeResult, error) {
+	addr := net.JoinHostPort(r.probeHost(""), strconv.Itoa(int(g.Port)))
+	conn, err := grpc.DialContext(ctx, addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUserAgent(probeUserAgent),
+		grpc.WithBlock(),
+	)
+	if err != nil {
+		return resultFailure, err
+	}
+	defer conn.Close()
+	service := ""
+	if g.Service != nil {
+		service = *g.Service
+	}
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return resultFailure, err
+	}
+	return verdict(resp.GetStatus() == healthpb.HealthCheckResponse_SERVING), nil
+}

@@ -1,0 +1,124 @@
+package podworker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// instanceProbes runs the probes of one running container instance, one
+// goroutine per probe, until ctx ends (the instance exited or is stopping).
+type instanceProbes struct {
+	r         *containerRun
+	id        string
+	startedAt time.Time
+
+	mu        sync.Mutex
+	started   bool
+	startedCh chan struct{} // closed when the startup probe passes
+}
+
+// startProbes starts the container's probes against instance id.
+func (r *containerRun) startProbes(ctx context.Context, id string) {
+	c := r.spec
+	if r.kind == kindInit || (c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil) {
+		return
+	}
+	p := &instanceProbes{r: r, id: id, startedAt: r.startedAt, startedCh: make(chan struct{})}
+	if c.StartupProbe == nil || r.started {
+		p.started = true
+		close(p.startedCh)
+	}
+	for kind, probe := range map[probeKind]*corev1.Probe{startupProbe: c.StartupProbe, livenessProbe: c.LivenessProbe, readinessProbe: c.ReadinessProbe} {
+		if probe != nil {
+			go p.loop(ctx, kind, probe)
+		}
+	}
+}
+
+func (p *instanceProbes) isStarted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
+}
+
+// loop probes on the probe's schedule and acts on its verdicts.
+func (p *instanceProbes) loop(ctx context.Context, kind probeKind, probe *corev1.Probe) {
+	state := newProbeState(kind, timingOf(probe))
+	next := p.startedAt.Add(state.timing.initialDelay)
+	waitStart := p.startedCh
+	if kind == startupProbe {
+		waitStart = nil
+	}
+	for {
+		timer := time.NewTimer(max(time.Until(next), 0))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-waitStart:
+			// The startup probe passed: probe at once (the kubelet's manual trigger).
+			waitStart = nil
+		case <-timer.C:
+		}
+		timer.Stop()
+		now := time.Now()
+		started := p.isStarted()
+		if kind == startupProbe && started {
+			return
+		}
+		if state.shouldProbe(now, p.startedAt, started) {
+			if res := p.r.runProbe(ctx, p.id, probe, state.timing.timeout); res != resultUnknown {
+				if verdict, changed := state.observe(res); changed {
+					p.act(kind, verdict, probe)
+				}
+			}
+		}
+		next = state.nextProbeAt(now, p.startedAt)
+	}
+}
+
+// act applies a verdict: readiness sets Ready; a passed startup probe
+// marks the container Started; a failed liveness or startup probe kills
+// the container, which then restarts as its restart policy says.
+func (p *instanceProbes) act(kind probeKind, verdict probeResult, probe *corev1.Probe) {
+	r := p.r
+	switch {
+	case kind == readinessProbe:
+		r.setProbed(p.id, func(cs *corev1.ContainerStatus) { cs.Ready = verdict == resultSuccess })
+	case kind == startupProbe && verdict == resultSuccess:
+		p.mu.Lock()
+		p.started = true
+		close(p.startedCh)
+		p.mu.Unlock()
+		r.setProbed(p.id, func(cs *corev1.ContainerStatus) {
+			cs.Started = ptr(true)
+			cs.Ready = r.spec.ReadinessProbe == nil
+		})
+		r.markStarted()
+	case verdict == resultFailure:
+		grace := deletionGrace(&corev1.Pod{Spec: r.pod.Spec})
+		if probe.TerminationGracePeriodSeconds != nil {
+			grace = time.Duration(*probe.TerminationGracePeriodSeconds) * time.Second
+		}
+		r.log.WithField("probe", kind).Info("container failed its " + kind.String() + " probe; it will be restarted")
+		select {
+		case r.kill <- grace:
+		default:
+		}
+	}
+}
+
+// setProbed updates the status of instance id while it runs.
+func (r *containerRun) setProbed(id string, mutate func(cs *corev1.ContainerStatus)) {
+	err := r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
+		if cs.ContainerID == containerIDString(id) && cs.State.Running != nil {
+			mutate(cs)
+		}
+	})
+	if err != nil {
+		r.w.logError("recording a probe result", err)
+	}
+}

@@ -1,0 +1,172 @@
+package podworker
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// The kubelet's cgroup CPU constants (pkg/kubelet/cm).
+const (
+	minShares      = 2
+	maxShares      = 262144
+	sharesPerCPU   = 1024
+	milliCPUToCPU  = 1000
+	quotaPeriod    = 100000 // µs
+	minQuotaPeriod = 1000   // µs
+)
+
+// requestsOf is the container's requests as the API server defaults them:
+// a resource with a limit and no request requests its limit.
+func requestsOf(c *corev1.Container) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, q := range c.Resources.Limits {
+		out[name] = q.DeepCopy()
+	}
+	for name, q := range c.Resources.Requests {
+		out[name] = q.DeepCopy()
+	}
+	return out
+}
+
+// milliCPUToShares is the kubelet's MilliCPUToShares: cpu.shares for a
+// request of milliCPU.
+func milliCPUToShares(milliCPU int64) uint64 {
+	if milliCPU == 0 {
+		return minShares
+	}
+	shares := milliCPU * sharesPerCPU / milliCPUToCPU
+	return uint64(min(max(shares, minShares), maxShares))
+}
+
+// milliCPUToQuota is the kubelet's milliCPUToQuota: the CFS quota for a
+// limit of milliCPU over period; 0 = no limit.
+func milliCPUToQuota(milliCPU, period int64) int64 {
+	if milliCPU == 0 {
+		return 0
+	}
+	return max(milliCPU*period/milliCPUToCPU, minQuotaPeriod)
+}
+
+// cgroupLimits are the cgroup settings of one container.
+type cgroupLimits struct {
+	shares uint64
+	quota  int64
+	period uint64
+	memory int64
+}
+
+// containerLimits computes the cgroup settings the kubelet gives c
+// (calculateLinuxResources): shares from the cpu request (or limit), CFS
+// quota from the cpu limit, the memory limit in bytes.
+//
+// NOTE: a container without any cpu request gets no shares setting (the
+// kernel's 1024) rather than the kubelet's 2: the kubelet's 2 shares live
+// inside the kubepods cgroup, which weighs as much as the node's
+// allocatable against the host; skiff's containers sit beside the host's
+// own processes, where 2 shares would starve them.
+func containerLimits(c *corev1.Container) cgroupLimits {
+	var out cgroupLimits
+	if cpu, ok := requestsOf(c)[corev1.ResourceCPU]; ok {
+		out.shares = milliCPUToShares(cpu.MilliValue())
+	}
+	if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && !cpu.IsZero() {
+		out.quota = milliCPUToQuota(cpu.MilliValue(), quotaPeriod)
+		out.period = quotaPeriod
+	}
+	if mem, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		out.memory = mem.Value()
+	}
+	return out
+}
+
+// podRequests is what the pod asks of the node, as the scheduler computes
+// it (resourcehelper.PodRequests): the regular containers and sidecars add
+// up; each init container needs its own request plus the sidecars started
+// before it; the pod needs the larger of the two, plus its overhead.
+func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
+	reqs := corev1.ResourceList{}
+	for i := range spec.Containers {
+		addResources(reqs, requestsOf(&spec.Containers[i]))
+	}
+	sidecars := corev1.ResourceList{}
+	initMax := corev1.ResourceList{}
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		own := requestsOf(c)
+		if isSidecar(c) {
+			addResources(reqs, own)
+			addResources(sidecars, own)
+			own = sidecars.DeepCopy()
+		} else {
+			addResources(own, sidecars)
+		}
+		maxResources(initMax, own)
+	}
+	maxResources(reqs, initMax)
+	addResources(reqs, spec.Overhead)
+	return reqs
+}
+
+func addResources(into, add corev1.ResourceList) {
+	for name, q := range add {
+		sum := into[name]
+		sum.Add(q)
+		into[name] = sum
+	}
+}
+
+func maxResources(into, other corev1.ResourceList) {
+	for name, q := range other {
+		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
+			into[name] = q.DeepCopy()
+		}
+	}
+}
+
+// qosClass is the pod's QoS class, as the kubelet's GetPodQOS computes it
+// from the cpu and memory of every container: BestEffort without any
+// request or limit; Guaranteed when every container limits both and the
+// requests equal the limits; Burstable otherwise.
+func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
+	guaranteed := true
+	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+	for i := range all {
+		c := &all[i]
+		found := 0
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := requestsOf(c)[name]; ok && q.Sign() > 0 {
+				addResources(requests, corev1.ResourceList{name: q})
+			}
+			if q, ok := c.Resources.Limits[name]; ok && q.Sign() > 0 {
+				addResources(limits, corev1.ResourceList{name: q})
+				found++
+			}
+		}
+		if found < 2 {
+			guaranteed = false
+		}
+	}
+	if len(requests) == 0 && len(limits) == 0 {
+		return corev1.PodQOSBestEffort
+	}
+	if guaranteed {
+		for name, req := range requests {
+			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
+				guaranteed = false
+			}
+		}
+	}
+	if guaranteed && len(requests) == len(limits) {
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
+
+// quantityOr returns list[name], or def when it is absent.
+func quantityOr(list corev1.ResourceList, name corev1.ResourceName, def resource.Quantity) resource.Quantity {
+	if q, ok := list[name]; ok {
+		return q
+	}
+	return def
+}

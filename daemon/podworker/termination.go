@@ -1,0 +1,96 @@
+package podworker
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// The kubelet's limits on a termination message: what the container wrote
+// at terminationMessagePath (its last 4096 bytes), or with
+// FallbackToLogsOnError the end of its log (80 lines, 2048 bytes).
+const (
+	maxTerminationMessage = 4096
+	fallbackLogLines      = 80
+	fallbackLogBytes      = 2048
+)
+
+// terminationLogPath is the host file behind one instance's
+// terminationMessagePath.
+func (w *worker) terminationLogPath(c *corev1.Container, attempt int) string {
+	return filepath.Join(podDir(w.m.cfg.VolumeRoot, string(w.uid)), "containers", c.Name, strconv.Itoa(attempt))
+}
+
+// terminationLogMount creates the (empty, world-writable) file the
+// container may write its termination message to, and mounts it at
+// terminationMessagePath, as the kubelet does.
+func (w *worker) terminationLogMount(pod *corev1.Pod, c *corev1.Container, attempt int) (runtime.Mount, bool, error) {
+	if c.TerminationMessagePath == "" || w.m.cfg.VolumeRoot == "" {
+		return runtime.Mount{}, false, nil
+	}
+	path := w.terminationLogPath(c, attempt)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return runtime.Mount{}, false, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o666)
+	if err != nil {
+		return runtime.Mount{}, false, err
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o666); err != nil {
+		return runtime.Mount{}, false, err
+	}
+	return runtime.Mount{Source: path, Destination: c.TerminationMessagePath, Type: "bind"}, true, nil
+}
+
+// terminationMessage is the message of an instance that exited with code:
+// what it wrote to its termination log, else (FallbackToLogsOnError and a
+// failure) the end of its log.
+func (r *containerRun) terminationMessage(code int32) string {
+	if r.spec.TerminationMessagePath != "" && r.w.m.cfg.VolumeRoot != "" {
+		if msg := readTail(r.w.terminationLogPath(r.spec, r.attempt), maxTerminationMessage); msg != "" {
+			return msg
+		}
+	}
+	if r.spec.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError || code == 0 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var buf bytes.Buffer
+	lines, limit := int64(fallbackLogLines), int64(fallbackLogBytes)
+	path := logs.Path(r.w.m.node.logRoot, r.pod.Namespace, r.pod.Name, string(r.pod.UID), r.spec.Name, r.attempt)
+	if err := logs.Write(ctx, &buf, path, r.attempt, logs.Options{TailLines: &lines, LimitBytes: &limit}, nil); err != nil {
+		return ""
+	}
+	return buf.String()
+}
+
+// readTail reads at most the last n bytes of the file at path ("" if none).
+func readTail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	if fi.Size() > n {
+		if _, err := f.Seek(fi.Size()-n, io.SeekStart); err != nil {
+			return ""
+		}
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, n))
+	return string(b)
+}

@@ -1,0 +1,289 @@
+package podworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"golang.org/x/sys/unix"
+)
+
+// podVolume is one volume of a pod, ready to be bind-mounted.
+type podVolume struct {
+	path     string // on the host
+	readOnly bool   // always mounted read-only (downwardAPI and the like)
+}
+
+// Per-pod directories under Config.VolumeRoot, as the kubelet lays them out
+// under /var/lib/kubelet/pods/<uid>.
+const (
+	emptyDirKind    = "kubernetes.io~empty-dir"
+	downwardAPIKind = "kubernetes.io~downward-api"
+	emptyKind       = "kubernetes.io~empty" // optional configMap/secret that does not exist
+)
+
+func podDir(root string, uid string) string { return filepath.Join(root, uid) }
+
+func volumeDir(root, uid, kind, name string) string {
+	return filepath.Join(podDir(root, uid), "volumes", kind, name)
+}
+
+// setUpVolumes prepares every volume of the pod, retrying with back-off
+// while one fails (the kubelet keeps the containers in ContainerCreating
+// and reports FailedMount); false when the pod is stopped first.
+func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod) bool {
+	for try := 0; ; try++ {
+		vols, err := setUpVolumes(pod, w.m.cfg.VolumeRoot, w.m.node)
+		if err == nil {
+			w.volumes = vols
+			return true
+		}
+		w.log.WithError(err).Warn("setting up volumes")
+		w.showWaitingMessage(err.Error())
+		t := time.After(backoffDelay(w.m.cfg.RestartBackoffBase, w.m.cfg.RestartBackoffMax, try))
+		select {
+		case <-t:
+		case <-w.stop:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// showWaitingMessage puts msg on the containers still waiting for the pod
+// to start (there are no events to carry it).
+func (w *worker) showWaitingMessage(msg string) {
+	_, err := w.update(func(p *corev1.Pod) {
+		for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+			for i := range list {
+				if wt := list[i].State.Waiting; wt != nil && (wt.Reason == reasonContainerCreating || wt.Reason == reasonPodInitializing) {
+					wt.Message = msg
+				}
+			}
+		}
+	})
+	if err != nil {
+		w.logError("recording volume failure", err)
+	}
+}
+
+// setUpVolumes prepares the pod's volumes under root.
+func setUpVolumes(pod *corev1.Pod, root string, node nodeInfo) (map[string]podVolume, error) {
+	vols := map[string]podVolume{}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		pv, err := setUpVolume(pod, v, root, node)
+		if err != nil {
+			return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+		}
+		vols[v.Name] = pv
+	}
+	return vols, nil
+}
+
+func setUpVolume(pod *corev1.Pod, v *corev1.Volume, root string, node nodeInfo) (podVolume, error) {
+	uid := string(pod.UID)
+	fsGroup := podFSGroup(pod)
+	switch {
+	case v.EmptyDir != nil:
+		dir := volumeDir(root, uid, emptyDirKind, v.Name)
+		return podVolume{path: dir}, setUpEmptyDir(dir, v.EmptyDir, pod, node, fsGroup)
+	case v.HostPath != nil:
+		return podVolume{path: v.HostPath.Path}, checkHostPath(v.HostPath.Path, v.HostPath.Type)
+	case v.DownwardAPI != nil:
+		dir := volumeDir(root, uid, downwardAPIKind, v.Name)
+		files, err := downwardAPIFiles(pod, v.DownwardAPI, node)
+		if err != nil {
+			return podVolume{}, err
+		}
+		if _, err := os.Stat(filepath.Join(dir, dataDirName)); err == nil {
+			return podVolume{path: dir, readOnly: true}, nil // written by an earlier run
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return podVolume{}, err
+		}
+		return podVolume{path: dir, readOnly: true}, writeAtomic(dir, files, fsGroup)
+	case v.ConfigMap != nil:
+		if optional(v.ConfigMap.Optional) {
+			return emptyVolume(root, uid, v.Name)
+		}
+		return podVolume{}, fmt.Errorf("configmap %q not found", v.ConfigMap.Name)
+	case v.Secret != nil:
+		if optional(v.Secret.Optional) {
+			return emptyVolume(root, uid, v.Name)
+		}
+		return podVolume{}, fmt.Errorf("secret %q not found", v.Secret.SecretName)
+	default:
+		return podVolume{}, errors.New("volume type not supported by skiff (emptyDir, hostPath and downwardAPI are)")
+	}
+}
+
+func emptyVolume(root, uid, name string) (podVolume, error) {
+	dir := volumeDir(root, uid, emptyKind, name)
+	return podVolume{path: dir, readOnly: true}, os.MkdirAll(dir, 0o755)
+}
+
+// setUpEmptyDir creates an emptyDir as the kubelet does: a 0777 directory
+// (group fsGroup and setgid with an fsGroup); with medium Memory a tmpfs
+// is mounted on it, sized as the kubelet sizes it.
+func setUpEmptyDir(dir string, src *corev1.EmptyDirVolumeSource, pod *corev1.Pod, node nodeInfo, fsGroup int) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	switch src.Medium {
+	case corev1.StorageMediumDefault:
+	case corev1.StorageMediumMemory:
+		mounted, err := isMountPoint(dir)
+		if err != nil {
+			return err
+		}
+		if !mounted {
+			size := emptyDirMemorySize(node.memory, src.SizeLimit, pod)
+			if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+strconv.FormatInt(size.Value(), 10)); err != nil {
+				return fmt.Errorf("mounting tmpfs at %s: %w", dir, err)
+			}
+		}
+	default:
+		return fmt.Errorf("unsupported emptyDir medium %q", src.Medium)
+	}
+	mode := os.FileMode(0o777)
+	if fsGroup >= 0 {
+		if err := os.Chown(dir, -1, fsGroup); err != nil {
+			return err
+		}
+		mode |= os.ModeSetgid
+	}
+	return os.Chmod(dir, mode)
+}
+
+// emptyDirMemorySize is the kubelet's calculateEmptyDirMemorySize: the
+// node's allocatable memory, lowered to the pod's memory limit (when every
+// container has one), lowered to the volume's sizeLimit.
+func emptyDirMemorySize(allocatable resource.Quantity, sizeLimit *resource.Quantity, pod *corev1.Pod) resource.Quantity {
+	size := allocatable.DeepCopy()
+	if lim, ok := podMemoryLimit(&pod.Spec); ok && lim.Sign() > 0 && lim.Cmp(size) <= 0 {
+		size = lim
+	}
+	if sizeLimit != nil && sizeLimit.Sign() > 0 && sizeLimit.Cmp(size) <= 0 {
+		size = sizeLimit.DeepCopy()
+	}
+	return size
+}
+
+// podMemoryLimit is the pod's memory limit: the sum of its regular
+// containers' limits, or the largest init container's if higher; ok is
+// false when a container has no memory limit.
+func podMemoryLimit(spec *corev1.PodSpec) (resource.Quantity, bool) {
+	var sum, initMax resource.Quantity
+	for _, c := range spec.Containers {
+		q, ok := c.Resources.Limits[corev1.ResourceMemory]
+		if !ok {
+			return resource.Quantity{}, false
+		}
+		sum.Add(q)
+	}
+	for _, c := range spec.InitContainers {
+		q, ok := c.Resources.Limits[corev1.ResourceMemory]
+		if !ok {
+			return resource.Quantity{}, false
+		}
+		if isSidecar(&c) {
+			sum.Add(q)
+		} else if q.Cmp(initMax) > 0 {
+			initMax = q
+		}
+	}
+	if initMax.Cmp(sum) > 0 {
+		return initMax, true
+	}
+	return sum, true
+}
+
+// podFSGroup is the pod's fsGroup, or -1.
+func podFSGroup(pod *corev1.Pod) int {
+	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		return int(*sc.FSGroup)
+	}
+	return -1
+}
+
+// isMountPoint reports whether dir is the root of a mount (its device
+// differs from its parent's).
+func isMountPoint(dir string) (bool, error) {
+	var st, parent unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return false, err
+	}
+	if err := unix.Stat(filepath.Dir(dir), &parent); err != nil {
+		return false, err
+	}
+	return st.Dev != parent.Dev, nil
+}
+
+// tearDownVolumes unmounts the pod's memory-backed emptyDirs and removes
+// its directory: the pod's volumes go with the pod.
+func (w *worker) tearDownVolumes(pod *corev1.Pod) {
+	if err := tearDownVolumes(w.m.cfg.VolumeRoot, pod); err != nil {
+		w.log.WithError(err).Error("removing pod volumes")
+	}
+}
+
+func tearDownVolumes(root string, pod *corev1.Pod) error {
+	if root == "" {
+		return nil
+	}
+	var errs []error
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory {
+			continue
+		}
+		dir := volumeDir(root, string(pod.UID), emptyDirKind, v.Name)
+		if mounted, err := isMountPoint(dir); err == nil && mounted {
+			errs = append(errs, unix.Unmount(dir, unix.MNT_DETACH))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err // never remove what may still be mounted
+	}
+	return os.RemoveAll(podDir(root, string(pod.UID)))
+}
+
+// removeOrphanVolumes removes the volume directories of pods that no
+// longer exist (deleted while skiffd was down), unmounting memory-backed
+// emptyDirs first.
+func removeOrphanVolumes(root string, known map[string]bool) error {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || known[e.Name()] {
+			continue
+		}
+		dirs, _ := filepath.Glob(filepath.Join(root, e.Name(), "volumes", emptyDirKind, "*"))
+		unmounted := true
+		for _, d := range dirs {
+			if mounted, err := isMountPoint(d); err == nil && mounted {
+				if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
+					errs = append(errs, err)
+					unmounted = false
+				}
+			}
+		}
+		if unmounted {
+			errs = append(errs, os.RemoveAll(filepath.Join(root, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
