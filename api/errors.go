@@ -30,6 +30,8 @@ func statusFor(err error, gr schema.GroupResource, name string) *apierrors.Statu
 		return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	case errors.Is(err, db.ErrExpired):
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %v", err))
+	case errors.Is(err, db.ErrTooNew):
+		return tooLargeResourceVersion(fmt.Sprintf("Too large resource version: %v", err))
 	case errors.Is(err, db.ErrTooSlow):
 		// NOTE: a 410 makes clients (client-go's reflector) relist and watch again.
 		return apierrors.NewResourceExpired(fmt.Sprintf("watch ended: %v", err))

@@ -1,21 +1,56 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/skiff-sh/skiff/db"
 )
 
+// freshnessTimeout bounds the wait for a resourceVersion the store has not
+// reached yet.
+// NOTE: kube-apiserver's watch cache waits 3 s (blockTimeout) before
+// answering "Too large resource version".
+var freshnessTimeout = 3 * time.Second
+
+// The messages kube-apiserver gives when a list cannot be served at the
+// resourceVersion asked for.
+const (
+	msgListExpired = "The resourceVersion for the provided list is too old."
+	// msgInconsistentContinue comes with a continue token that resumes the
+	// list at the newest state.
+	msgInconsistentContinue = "The provided continue parameter is too old to display a consistent list result. " +
+		"You can start a new list without the continue parameter, or use the continue token in this response " +
+		"to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent " +
+		"list - objects that were created, modified, or deleted between the time the first chunk was returned " +
+		"and now may show up in the list."
+)
+
 // get serves GET of one object (and of its status subresource).
+// NOTE: a GET's resourceVersion means "not older than": "" and "0" read the
+// newest state, N waits until the store has N.
 func (s *server) get(rs *resource) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
+		rv, err := parseRV(r.URL.Query().Get("resourceVersion"))
+		if err == nil {
+			err = s.waitFresh(r.Context(), rv)
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
 		obj, err := s.store.Get(rs.store, v["namespace"], v["name"])
 		if err != nil {
 			writeError(w, r, statusFor(err, rs.groupResource(), v["name"]))
@@ -25,29 +60,141 @@ func (s *server) get(rs *resource) http.HandlerFunc {
 	}
 }
 
+// waitFresh waits (up to freshnessTimeout) until the store has reached
+// resourceVersion rv, then answers kube's 504 "Too large resource version".
+func (s *server) waitFresh(ctx context.Context, rv uint64) error {
+	if rv <= s.store.ResourceVersion() {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, freshnessTimeout)
+	defer cancel()
+	err := s.store.WaitFor(wctx, rv)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return tooLargeResourceVersion(fmt.Sprintf("Too large resource version: %d, current: %d", rv, s.store.ResourceVersion()))
+	}
+	return err
+}
+
+// tooLargeResourceVersion is kube-apiserver's 504 for a resourceVersion
+// newer than the store's.
+func tooLargeResourceVersion(msg string) *apierrors.StatusError {
+	err := apierrors.NewTimeoutError(msg, 1)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{
+		Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version",
+	}}
+	return err
+}
+
 // list serves GET of a collection: a list, or a watch with ?watch=true.
 func (s *server) list(rs *resource) http.HandlerFunc {
+	return s.listOrWatch(rs, false)
+}
+
+// watchPath serves the deprecated /watch/… paths: always a watch, of one
+// object when the path names one.
+func (s *server) watchPath(rs *resource) http.HandlerFunc {
+	return s.listOrWatch(rs, true)
+}
+
+func (s *server) listOrWatch(rs *resource, forceWatch bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		opts, err := parseListOptions(r, rs)
+		v := mux.Vars(r)
+		opts, err := parseListOptions(r, rs, forceWatch, v["name"])
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		ns := mux.Vars(r)["namespace"]
-		if opts.watch {
-			s.watch(w, r, rs, ns, opts)
+		if opts.Watch {
+			s.watch(w, r, rs, v["namespace"], opts)
 			return
 		}
-		items, rv, err := s.store.List(rs.store, ns, opts.label)
+		items, meta, err := s.listPage(r.Context(), rs, v["namespace"], opts)
 		if err != nil {
 			writeError(w, r, statusFor(err, rs.groupResource(), ""))
 			return
 		}
-		items = filterFields(rs, items, opts.field)
-		page, next := paginate(items, opts)
-		meta := metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10), Continue: next}
-		s.respondList(w, r, rs, page, meta)
+		s.respondList(w, r, rs, items, meta)
 	}
+}
+
+// listPage reads the page of a list that opts ask for, from one snapshot:
+// every page of a paginated list comes from the resourceVersion of its
+// first page (carried in the continue token).
+func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts listOptions) ([]db.Object, metav1.ListMeta, error) {
+	at, err := s.listVersion(ctx, opts)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	items, rv, err := s.store.ListAt(rs.store, ns, opts.LabelSelector, at)
+	switch {
+	case errors.Is(err, db.ErrExpired) && opts.cont != nil:
+		return nil, metav1.ListMeta{}, expiredContinue(opts.cont)
+	case errors.Is(err, db.ErrExpired):
+		return nil, metav1.ListMeta{}, apierrors.NewResourceExpired(msgListExpired)
+	case err != nil:
+		return nil, metav1.ListMeta{}, err
+	}
+	across := rs.store.Namespaced && ns == ""
+	items = filterFields(rs, items, opts.FieldSelector)
+	slices.SortStableFunc(items, func(a, b db.Object) int { return strings.Compare(listKey(a, across), listKey(b, across)) })
+	if opts.cont != nil {
+		start := strings.TrimSuffix(opts.cont.StartKey, "\x00")
+		i, _ := slices.BinarySearchFunc(items, start, func(o db.Object, key string) int {
+			return strings.Compare(listKey(o, across), key)
+		})
+		for i < len(items) && listKey(items[i], across) <= start {
+			i++
+		}
+		items = items[i:]
+	}
+	meta := metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)}
+	if opts.Limit <= 0 || int64(len(items)) <= opts.Limit {
+		return items, meta, nil
+	}
+	page := items[:opts.Limit]
+	meta.Continue = continueToken{ResourceVersion: int64(rv), StartKey: listKey(page[len(page)-1], across) + "\x00"}.encode()
+	// NOTE: kube counts the remaining items only when no selector could
+	// make the count wrong.
+	if !opts.selective() {
+		n := int64(len(items)) - opts.Limit
+		meta.RemainingItemCount = &n
+	}
+	return page, meta, nil
+}
+
+// listVersion is the resourceVersion a list reads at (0: the newest),
+// after waiting for a not-older-than version to be reached.
+// NOTE: kube's rules: a continue token pins its list's version (-1: the
+// newest); resourceVersionMatch=Exact, or a version with a limit and no
+// match (the legacy form), reads exactly that version; otherwise a version
+// is a lower bound.
+func (s *server) listVersion(ctx context.Context, opts listOptions) (uint64, error) {
+	switch {
+	case opts.cont != nil && opts.cont.ResourceVersion > 0:
+		return uint64(opts.cont.ResourceVersion), nil
+	case opts.cont != nil:
+		return 0, nil
+	}
+	if err := s.waitFresh(ctx, opts.rv); err != nil {
+		return 0, err
+	}
+	exact := opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact ||
+		opts.ResourceVersionMatch == "" && opts.Limit > 0
+	if exact {
+		return opts.rv, nil
+	}
+	return 0, nil
+}
+
+// expiredContinue is kube's 410 for a continue token whose snapshot is no
+// longer retained: it carries a token that continues at the newest state.
+func expiredContinue(c *continueToken) error {
+	err := apierrors.NewResourceExpired(msgInconsistentContinue)
+	err.ErrStatus.ListMeta.Continue = continueToken{ResourceVersion: -1, StartKey: c.StartKey}.encode()
+	return err
 }
 
 // filterFields keeps the items matching the field selector.
@@ -62,37 +209,6 @@ func filterFields(rs *resource, items []db.Object, sel fields.Selector) []db.Obj
 		}
 	}
 	return out
-}
-
-// matches reports whether obj matches the list's selectors.
-func (opts listOptions) matches(rs *resource, obj db.Object) bool {
-	if opts.label != nil && !opts.label.Matches(labels.Set(obj.GetLabels())) {
-		return false
-	}
-	return opts.field == nil || opts.field.Matches(rs.fields(obj))
-}
-
-// objectKey is the list order key of an object.
-func objectKey(obj db.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
-
-// paginate applies continue and limit to items (ordered by key) and returns
-// the page and the continue token of the next one ("" for the last page).
-func paginate(items []db.Object, opts listOptions) ([]db.Object, string) {
-	if opts.cont != "" {
-		start := len(items)
-		for i, it := range items {
-			if objectKey(it) > opts.cont {
-				start = i
-				break
-			}
-		}
-		items = items[start:]
-	}
-	if opts.limit <= 0 || int64(len(items)) <= opts.limit {
-		return items, ""
-	}
-	page := items[:opts.limit]
-	return page, continueToken(objectKey(page[len(page)-1]))
 }
 
 // respond writes one object as JSON, or as a Table when the client asks.

@@ -27,6 +27,7 @@ func (s *server) routes(r *mux.Router) {
 	}
 	for _, rs := range resources {
 		s.resourceRoutes(r, rs)
+		s.watchRoutes(r, rs)
 	}
 	s.podSubresourceRoutes(r)
 }

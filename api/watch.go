@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/gorilla/mux"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -46,6 +49,13 @@ func (ew *eventWriter) send(typ watch.EventType, obj runtime.Object) error {
 	return nil
 }
 
+// sendStatus writes an ERROR event carrying err's Status.
+func (ew *eventWriter) sendStatus(err *apierrors.StatusError) error {
+	st := err.ErrStatus
+	st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	return ew.send(watch.Error, &st)
+}
+
 // bookmark writes a BOOKMARK event: an empty object of the kind carrying
 // only the resourceVersion the watch has reached, and the given annotations
 // set to "true".
@@ -77,28 +87,28 @@ func (ew *eventWriter) bookmark(rv uint64, annotations ...string) error {
 }
 
 // watch streams the changes of rs in namespace ns ("" = all) as kube's
-// watch does: from resourceVersion N the changes after N; from ""/"0" the
-// current objects as ADDED first. Selectors filter, with ADDED/DELETED
-// for objects entering or leaving them.
+// watch does. With sendInitialEvents (the default for resourceVersion ""
+// and "0") the current matching objects come first as ADDED, then, if
+// bookmarks are allowed, a BOOKMARK marking the end of them; then the
+// changes after that state. From resourceVersion N: the changes after N, or
+// one ERROR event (410 Expired) when N is older than the retained change
+// log. Selectors filter, with ADDED/DELETED for objects entering or leaving
+// them.
 func (s *server) watch(w http.ResponseWriter, r *http.Request, rs *resource, ns string, opts listOptions) {
 	ctx := r.Context()
-	if opts.timeout > 0 {
+	if opts.TimeoutSeconds != nil {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.timeout)
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)
 		defer cancel()
 	}
-	since, _ := parseRV(opts.rv)
-	if opts.sendInitial {
-		since = 0
-	}
-	initial, seen, since, err := s.watchStart(rs, ns, opts, since)
+	start, err := s.watchStart(ctx, rs, ns, opts)
 	if err != nil {
 		writeError(w, r, statusFor(err, rs.groupResource(), ""))
 		return
 	}
 	ew := &eventWriter{w: w, r: r, rs: rs, enc: json.NewEncoder(w)}
 	ew.table, _ = wantsTable(r)
-	watcher, err := s.store.Watch(ctx, rs.store, since)
+	watcher, err := s.store.Watch(ctx, rs.store, start.since)
 	if err != nil && !errors.Is(err, db.ErrExpired) {
 		writeError(w, r, statusFor(err, rs.groupResource(), ""))
 		return
@@ -108,58 +118,85 @@ func (s *server) watch(w http.ResponseWriter, r *http.Request, rs *resource, ns 
 	if err != nil {
 		// NOTE: kube reports a too old resourceVersion as an ERROR event
 		// (410 Expired) in a 200 stream; clients relist on it.
-		st := statusFor(err, rs.groupResource(), "").ErrStatus
-		st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
-		_ = ew.send(watch.Error, &st)
+		_ = ew.sendStatus(s.tooOldResourceVersion(start.since))
 		return
 	}
 	defer watcher.Stop()
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	for _, obj := range initial {
+	for _, obj := range start.initial {
 		if ew.send(watch.Added, obj) != nil {
 			return
 		}
 	}
-	if opts.sendInitial && opts.bookmarks && ew.bookmark(since, metav1.InitialEventsAnnotationKey) != nil {
+	if opts.sendInitialEvents() && opts.AllowWatchBookmarks && ew.bookmark(start.since, metav1.InitialEventsAnnotationKey) != nil {
 		return
 	}
-	s.streamEvents(ctx, ew, watcher, ns, opts, seen, since)
+	s.streamEvents(ctx, ew, watcher, ns, opts, start.seen, start.since)
 }
 
-// watchStart prepares a watch: for resourceVersion ""/"0" the current
-// matching objects (sent as ADDED) and the list's resourceVersion to watch
-// from; with selectors, the set of keys now matching, to tell an object
-// leaving the selection (DELETED) from one entering it (ADDED).
-func (s *server) watchStart(rs *resource, ns string, opts listOptions, since uint64) ([]db.Object, map[string]bool, uint64, error) {
-	selective := !opts.label.Empty() || !opts.field.Empty()
-	if since != 0 && !selective {
-		return nil, nil, since, nil
+// tooOldResourceVersion is kube's 410 for a watch from a resourceVersion
+// the change log no longer reaches.
+func (s *server) tooOldResourceVersion(rv uint64) *apierrors.StatusError {
+	compacted, _ := s.store.Compacted()
+	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, compacted))
+}
+
+// watchState is where a watch starts.
+type watchState struct {
+	initial []db.Object // sent as ADDED first
+	// seen, with selectors, holds the keys of the objects selected at since,
+	// to tell an object leaving the selection (DELETED) from one entering
+	// it (ADDED); nil without selectors.
+	seen  map[string]bool
+	since uint64 // the stream carries the changes after this resourceVersion
+}
+
+// watchStart prepares a watch: with sendInitialEvents (set or defaulted)
+// the current state, not older than the requested resourceVersion; from a
+// resourceVersion N, the state at N when selectors need it. A version the
+// store has not reached is waited for, as kube's watch cache does.
+func (s *server) watchStart(ctx context.Context, rs *resource, ns string, opts listOptions) (watchState, error) {
+	if err := s.waitFresh(ctx, opts.rv); err != nil {
+		return watchState{}, err
 	}
-	items, rv, err := s.store.List(rs.store, ns, opts.label)
+	if opts.SendInitialEvents == nil && !opts.selective() {
+		return watchState{since: opts.rv}, nil
+	}
+	at := opts.rv
+	if opts.SendInitialEvents != nil {
+		at = 0 // the newest state, which is not older than opts.rv
+	}
+	items, rv, err := s.store.ListAt(rs.store, ns, opts.LabelSelector, at)
+	if errors.Is(err, db.ErrExpired) {
+		return watchState{since: opts.rv}, nil // the watch itself reports it
+	}
 	if err != nil {
-		return nil, nil, 0, err
+		return watchState{}, err
 	}
-	items = filterFields(rs, items, opts.field)
-	var seen map[string]bool
-	if selective {
-		seen = make(map[string]bool, len(items))
+	items = filterFields(rs, items, opts.FieldSelector)
+	st := watchState{since: rv}
+	if opts.selective() {
+		st.seen = make(map[string]bool, len(items))
 		for _, it := range items {
-			seen[objectKey(it)] = true
+			st.seen[watchKey(it)] = true
 		}
 	}
-	if since != 0 {
-		return nil, seen, since, nil
+	if opts.sendInitialEvents() {
+		st.initial = items
 	}
-	return items, seen, rv, nil
+	return st, nil
 }
+
+// watchKey identifies an object among a watch's.
+func watchKey(obj db.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
 
 // streamEvents forwards the watcher's events until the watch ends.
 func (s *server) streamEvents(ctx context.Context, ew *eventWriter, watcher *db.Watcher, ns string,
 	opts listOptions, seen map[string]bool, rv uint64) {
 	var tick <-chan time.Time
-	if opts.bookmarks {
+	if opts.AllowWatchBookmarks {
 		t := time.NewTicker(bookmarkInterval)
 		defer t.Stop()
 		tick = t.C
@@ -167,7 +204,7 @@ func (s *server) streamEvents(ctx context.Context, ew *eventWriter, watcher *db.
 	for {
 		select {
 		case <-ctx.Done():
-			if opts.bookmarks {
+			if opts.AllowWatchBookmarks {
 				_ = ew.bookmark(rv)
 			}
 			return
@@ -178,9 +215,7 @@ func (s *server) streamEvents(ctx context.Context, ew *eventWriter, watcher *db.
 		case ev, ok := <-watcher.Events():
 			if !ok {
 				if err := watcher.Err(); err != nil {
-					st := statusFor(err, ew.rs.groupResource(), "").ErrStatus
-					st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
-					_ = ew.send(watch.Error, &st)
+					_ = ew.sendStatus(statusFor(err, ew.rs.groupResource(), ""))
 				}
 				return
 			}
@@ -202,7 +237,7 @@ func eventType(rs *resource, ev db.Event, opts listOptions, seen map[string]bool
 	if seen == nil {
 		return ev.Type
 	}
-	key := objectKey(ev.Object)
+	key := watchKey(ev.Object)
 	was, is := seen[key], ev.Type != watch.Deleted && opts.matches(rs, ev.Object)
 	switch {
 	case is:
@@ -216,4 +251,19 @@ func eventType(rs *resource, ev db.Event, opts listOptions, seen map[string]bool
 		return watch.Deleted
 	}
 	return ""
+}
+
+// watchRoutes registers the deprecated watch paths of rs, which kube still
+// serves: /…/watch/<plural>, /…/watch/namespaces/{namespace}/<plural> and
+// the same with /{name} for one object.
+func (s *server) watchRoutes(r *mux.Router, rs *resource) {
+	base := rs.gv.prefix() + "/watch"
+	paths := []string{base + "/" + rs.plural, base + "/" + rs.plural + "/{name}"}
+	if rs.store.Namespaced {
+		scoped := base + "/namespaces/{namespace}/" + rs.plural
+		paths = []string{base + "/" + rs.plural, scoped, scoped + "/{name}"}
+	}
+	for _, p := range paths {
+		r.HandleFunc(p, s.methods(rs, "", map[string]http.HandlerFunc{http.MethodGet: s.watchPath(rs)}))
+	}
 }

@@ -218,7 +218,7 @@ func TestWatchExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := statusOf(t, string(ev.Object.Raw))
-	if ev.Type != "ERROR" || st.Code != 410 || st.Reason != metav1.StatusReasonExpired {
+	if ev.Type != "ERROR" || st.Code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != "too old resource version: 1 (2)" {
 		t.Errorf("got %s, want an ERROR event with a 410 Expired Status", line)
 	}
 }
@@ -267,5 +267,94 @@ func TestWatchSendInitialEvents(t *testing.T) {
 	line := <-ws.lines
 	if ev := decodeEvent(t, line); ev != (event{"BOOKMARK", "Job", "", "2"}) || !strings.Contains(line, `"k8s.io/initial-events-end":"true"`) {
 		t.Errorf("want the initial-events-end bookmark, got %s", line)
+	}
+}
+
+func TestDeprecatedWatchPaths(t *testing.T) {
+	ts := newTestServer(t)
+	ts.mustDo(t, "POST", jobsPath, jobJSON("a"))                                   // 1
+	ts.mustDo(t, "POST", jobsPath, jobJSON("b"))                                   // 2
+	ts.mustDo(t, "POST", "/apis/batch/v1/namespaces/other/jobs", jobJSON("c"))     // 3
+	ts.mustDo(t, "PATCH", jobsPath+"/a", `{"spec":{"parallelism":2}}`, mergePatch) // 4
+	tests := map[string]struct {
+		path string
+		want []event
+	}{
+		"all namespaces": {path: "/apis/batch/v1/watch/jobs?resourceVersion=1",
+			want: []event{{"ADDED", "Job", "b", "2"}, {"ADDED", "Job", "c", "3"}, {"MODIFIED", "Job", "a", "4"}}},
+		"one namespace": {path: "/apis/batch/v1/watch/namespaces/default/jobs?resourceVersion=1",
+			want: []event{{"ADDED", "Job", "b", "2"}, {"MODIFIED", "Job", "a", "4"}}},
+		"one object": {path: "/apis/batch/v1/watch/namespaces/default/jobs/a?resourceVersion=1",
+			want: []event{{"MODIFIED", "Job", "a", "4"}}},
+		"one object from now": {path: "/apis/batch/v1/watch/namespaces/default/jobs/b",
+			want: []event{{"ADDED", "Job", "b", "2"}}},
+		"pods": {path: "/api/v1/watch/namespaces/default/pods?resourceVersion=0", want: nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ws := ts.openWatch(t, tc.path+sep(tc.path)+"timeoutSeconds=1")
+			if diff := cmp.Diff(tc.want, ws.rest(t)); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+	r := ts.do(t, "GET", "/apis/batch/v1/watch/namespaces/default/jobs/a?fieldSelector=metadata.name%3Db", "")
+	if r.code != 400 || !strings.Contains(r.body, "fieldSelector metadata.name doesn't match requested name") {
+		t.Errorf("mismatched name: %d %s", r.code, r.body)
+	}
+	if r := ts.do(t, "POST", "/apis/batch/v1/watch/jobs", jobJSON("x")); r.code != 405 {
+		t.Errorf("POST on a watch path: %d", r.code)
+	}
+}
+
+// sep is the separator before one more query parameter of path.
+func sep(path string) string {
+	if strings.Contains(path, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+func TestWatchSelectorFromPastVersion(t *testing.T) {
+	ts := newTestServer(t)
+	ts.mustDo(t, "POST", jobsPath, strings.Replace(jobJSON("a"), `"name":"a"`, `"name":"a","labels":{"team":"x"}`, 1)) // 1
+	ts.mustDo(t, "PATCH", jobsPath+"/a", `{"metadata":{"labels":{"team":"y"}}}`, mergePatch)                           // 2: a leaves
+	ts.mustDo(t, "POST", jobsPath, strings.Replace(jobJSON("b"), `"name":"b"`, `"name":"b","labels":{"team":"x"}`, 1)) // 3
+	// From resourceVersion 1, a was selected: its change at 2 is a DELETED.
+	ws := ts.openWatch(t, jobsPath+"?watch=1&resourceVersion=1&labelSelector=team%3Dx&timeoutSeconds=1")
+	want := []event{{"DELETED", "Job", "a", "2"}, {"ADDED", "Job", "b", "3"}}
+	if diff := cmp.Diff(want, ws.rest(t)); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}
+
+func TestWatchFromFutureVersion(t *testing.T) {
+	shortFreshness(t)
+	ts := newTestServer(t)
+	ts.mustDo(t, "POST", jobsPath, jobJSON("a"))
+	r := ts.do(t, "GET", jobsPath+"?watch=1&resourceVersion=5", "")
+	st := statusOf(t, r.body)
+	if r.code != 504 || st.Reason != metav1.StatusReasonTimeout || st.Message != "Timeout: Too large resource version: 5, current: 1" {
+		t.Errorf("got %d %s %q", r.code, st.Reason, st.Message)
+	}
+	if st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0].Type != metav1.CauseTypeResourceVersionTooLarge {
+		t.Errorf("details %+v, want a ResourceVersionTooLarge cause", st.Details)
+	}
+}
+
+func TestWatchInitialEventsNotOlderThan(t *testing.T) {
+	ts := newTestServer(t)
+	ts.mustDo(t, "POST", jobsPath, jobJSON("a"))
+	ts.mustDo(t, "POST", jobsPath, jobJSON("b"))
+	ws := ts.openWatch(t, jobsPath+"?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=1&allowWatchBookmarks=true")
+	want := []event{{"ADDED", "Job", "a", "1"}, {"ADDED", "Job", "b", "2"}, {"BOOKMARK", "Job", "", "2"}}
+	if diff := cmp.Diff(want, ws.next(t, 3)); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+	// Without bookmarks there is no end marker; sendInitialEvents=false starts from now.
+	quiet := ts.openWatch(t, jobsPath+"?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+	ts.mustDo(t, "POST", jobsPath, jobJSON("c"))
+	if diff := cmp.Diff([]event{{"ADDED", "Job", "c", "3"}}, quiet.rest(t)); diff != "" {
+		t.Errorf("sendInitialEvents=false (-want,+got):\n%s", diff)
 	}
 }
