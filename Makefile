@@ -12,13 +12,16 @@ PKGS      := ./...
 
 all: build
 
-# deps installs containerd, runc and Debian's static busybox (the test
-# image is made from it) when they are missing.
+# deps installs containerd, runc, the CNI plugins (pod networks) and
+# Debian's static busybox (the test image is made from it) when missing.
 deps:
 	@missing=""; \
 	command -v containerd >/dev/null || missing="$$missing containerd"; \
 	command -v runc >/dev/null || missing="$$missing runc"; \
 	[ -x /bin/busybox ] || missing="$$missing busybox-static"; \
+	[ -x /usr/lib/cni/bridge ] || missing="$$missing containernetworking-plugins"; \
+	command -v iptables >/dev/null || missing="$$missing iptables"; \
+	command -v ip >/dev/null || missing="$$missing iproute2"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \

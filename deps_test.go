@@ -19,6 +19,7 @@ func TestDependencyDirection(t *testing.T) {
 		"db is a leaf":              {"db", []string{module + "/"}},
 		"logs is a leaf":            {"logs", []string{module + "/"}},
 		"runtime is a leaf":         {"runtime", []string{module + "/"}},
+		"network is a leaf":         {"network", []string{module + "/"}},
 		"supervisor is a leaf":      {"runtime/supervisor", []string{module + "/"}},
 		"api never sees containerd": {"api", []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"job controller uses the store only": {"daemon/jobcontroller", []string{

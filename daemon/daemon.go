@@ -24,6 +24,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -41,6 +42,8 @@ type Config struct {
 	NodeName            string   // "" = the hostname
 	LogDriver           string   // binary the shim runs as log driver ("" = this executable)
 	ImportImages        []string // image tarballs (OCI or docker-archive) imported at start
+	PodSubnet           string   // IPv4 range of the pods' own network namespaces
+	PodBridge           string   // the host bridge pods are attached to
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
 	// the node's allocatable is its capacity minus this (cpu, memory).
 	SystemReserved corev1.ResourceList
@@ -90,6 +93,19 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 
+	podNet, err := network.New(network.Config{
+		DataDir: filepath.Join(cfg.DataDir, "network"),
+		Subnet:  cfg.PodSubnet,
+		Bridge:  cfg.PodBridge,
+		HostIP:  node.hostIP,
+	})
+	if err != nil {
+		return fmt.Errorf("configuring the pod network: %w", err)
+	}
+	if err := podNet.Status(); err != nil {
+		logrus.WithError(err).Warn("pods without hostNetwork will wait in ContainerCreating until the pod network works")
+	}
+
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -136,6 +152,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		LogRoot:  logRoot,
 		NodeName: node.name,
 		Version:  versionInfo(),
+		Streams:  &streams{rt: rt, logRoot: logRoot},
 		Ready: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err

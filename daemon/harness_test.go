@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -78,6 +79,8 @@ type skiffd struct {
 	exited  chan struct{}
 	client  *kubernetes.Clientset
 	extra   []string
+	bridge  string
+	subnet  string
 }
 
 // newSkiffd prepares (but does not start) a skiffd with its own data dir and
@@ -89,10 +92,75 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	s := &skiffd{t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra}
+	n := skiffdCount.Add(1)
+	s := &skiffd{
+		t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra,
+		// Every skiffd has its own pod address range and bridge: each keeps
+		// its own IP allocations.
+		bridge: fmt.Sprintf("skd%d-%d", os.Getpid()%100000, n),
+		subnet: fmt.Sprintf("10.%d.%d.0/24", 200+n/256%32, n%256),
+	}
 	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 	s.client = kubernetes.NewForConfigOrDie(cfg)
+	t.Cleanup(s.cleanup)
 	return s
+}
+
+var skiffdCount atomic.Int32
+
+// cleanup deletes what the test left running through skiffd (so that pod
+// networks are torn down properly), stops skiffd, and removes what a killed
+// skiffd could not: netns mounts and the bridge.
+func (s *skiffd) cleanup() {
+	if s.running() {
+		s.deleteEverything()
+	}
+	s.stop()
+	if s.t.Failed() {
+		b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
+	}
+	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
+	for _, m := range mounts {
+		_ = syscall.Unmount(m, syscall.MNT_DETACH)
+	}
+	_ = exec.Command("ip", "link", "del", s.bridge).Run()
+}
+
+func (s *skiffd) running() bool {
+	if s.exited == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// deleteEverything deletes all Jobs and Pods and waits until the pods are gone.
+func (s *skiffd) deleteEverything() {
+	ctx := context.Background()
+	zero := int64(0)
+	bg := metav1.DeletePropagationBackground
+	if jobs, err := s.client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, j := range jobs.Items {
+			_ = s.client.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		pods, err := s.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) == 0 {
+			return
+		}
+		for _, p := range pods.Items {
+			_ = s.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Errorf("pods left after deleting everything")
 }
 
 // start runs skiffd and waits until /readyz answers 200.
@@ -109,6 +177,7 @@ func (s *skiffd) start() {
 		"--log-level", "debug",
 		// Each test has its own containerd namespace: give it the test image.
 		"--import-image", testImage,
+		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge,
 	}
 	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
 	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "skiffd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -121,13 +190,6 @@ func (s *skiffd) start() {
 	}
 	s.exited = make(chan struct{})
 	go func() { s.cmd.Wait(); logFile.Close(); close(s.exited) }()
-	s.t.Cleanup(func() {
-		s.stop()
-		if s.t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
-			s.t.Logf("skiffd log:\n%s", tail(string(b), 60))
-		}
-	})
 	waitFor(s.t, 60*time.Second, "skiffd ready", func() (bool, error) {
 		select {
 		case <-s.exited:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiff-sh/skiff/daemon"
 	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/network"
 )
 
 func main() {
@@ -44,6 +45,8 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.PodBackoffMax, "pod-backoff-max", 10*time.Minute, "cap of the Job pod replacement delay")
 	fs.DurationVar(&cfg.RestartBackoffBase, "restart-backoff-base", 10*time.Second, "delay before a crashed container is restarted, doubled per restart (CrashLoopBackOff)")
 	fs.DurationVar(&cfg.RestartBackoffMax, "restart-backoff-max", 5*time.Minute, "cap of the container restart delay")
+	fs.StringVar(&cfg.PodSubnet, "pod-subnet", network.DefaultSubnet, "IPv4 range of the pods' network (must not overlap the host's routes)")
+	fs.StringVar(&cfg.PodBridge, "pod-bridge", network.DefaultBridge, "host bridge the pods are attached to")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
