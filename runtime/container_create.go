@@ -89,7 +89,7 @@ func (r *Runtime) removeSnapshot(ctx context.Context, id string) {
 }
 
 // containerLabels are cfg's labels plus the ones runtime itself reads back:
-// managed, the log path and the stop signal.
+// managed, the log path, stdin and tty, and the stop signal.
 func containerLabels(cfg ContainerConfig, img ocispec.ImageConfig) map[string]string {
 	labels := make(map[string]string, len(cfg.Labels)+3)
 	for k, v := range cfg.Labels {
@@ -98,6 +98,12 @@ func containerLabels(cfg ContainerConfig, img ocispec.ImageConfig) map[string]st
 	labels[LabelManaged] = "true"
 	if cfg.LogPath != "" {
 		labels[LabelLogPath] = cfg.LogPath
+	}
+	if cfg.Stdin {
+		labels[labelStdin] = "true"
+	}
+	if cfg.TTY {
+		labels[labelTTY] = "true"
 	}
 	if sig := stopSignal(cfg.StopSignal, img.StopSignal); sig != "" {
 		labels[containerd.StopSignalLabel] = sig

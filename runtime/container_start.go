@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/containerd/containerd"
-	"github.com/containerd/containerd/cio"
 	"github.com/containerd/errdefs"
 )
 
@@ -33,7 +32,16 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("reading labels of %q: %w", id, err)
 	}
-	task, err := container.NewTask(ctx, r.taskIO(labels[LabelLogPath]))
+	taskIO, err := r.taskIO(id, labels)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	defer func() {
+		if retErr != nil {
+			r.removeStdin(id)
+		}
+	}()
+	task, err := container.NewTask(ctx, taskIO)
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("creating task for %q: %w", id, err)
 	}
@@ -64,15 +72,6 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 		logger(id).WithError(err).Error("recording start time")
 	}
 	return startedAt, r.monitor(container, statusC, stopWaiting), nil
-}
-
-// taskIO sends the task's stdout and stderr to the log driver writing
-// logPath, or nowhere without one.
-func (r *Runtime) taskIO(logPath string) cio.Creator {
-	if logPath == "" {
-		return cio.NullIO
-	}
-	return cio.BinaryIO(r.logDriver, map[string]string{logDriverArg: logPath})
 }
 
 // Wait re-attaches to a running task (after a daemon restart) and returns the

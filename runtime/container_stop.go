@@ -103,5 +103,6 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("deleting container %q: %w", id, err)
 	}
 	r.forgetOOM(id)
+	r.removeStdin(id)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,6 +46,11 @@ func (r *Runtime) Exec(ctx context.Context, id string, cfg ExecConfig) (exitCode
 	if err != nil {
 		return 0, err
 	}
+	var stdinDone chan struct{}
+	if cfg.Stdin != nil {
+		stdinDone = make(chan struct{})
+		cfg.Stdin = &eofReader{r: cfg.Stdin, done: stdinDone}
+	}
 	process, err := task.Exec(nsCtx, execID, &pspec, cio.NewCreator(execStreams(cfg)...))
 	if err != nil {
 		return 0, fmt.Errorf("exec in %q: %w", id, err)
@@ -69,6 +75,9 @@ func (r *Runtime) Exec(ctx context.Context, id string, cfg ExecConfig) (exitCode
 		return 0, fmt.Errorf("starting exec in %q: %w", id, err)
 	}
 	go resizeLoop(waitCtx, process, cfg.Resize)
+	if stdinDone != nil {
+		go closeStdinAtEOF(waitCtx, process, stdinDone)
+	}
 
 	select {
 	case st := <-statusC:
@@ -118,6 +127,36 @@ func drainIO(ctx context.Context, pio cio.IO) {
 	case <-done:
 	case <-ctx.Done():
 	case <-time.After(execDrainTimeout):
+	}
+}
+
+// eofReader closes done once r is exhausted (EOF or error).
+type eofReader struct {
+	r    io.Reader
+	done chan struct{}
+	once sync.Once
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.done) })
+	}
+	return n, err
+}
+
+// closeStdinAtEOF closes the process's stdin once its source is exhausted.
+//
+// NOTE: the shim holds the stdin FIFO open for writing itself until CloseIO,
+// so the process would never see EOF otherwise (containerd CRI and ctr do
+// the same).
+func closeStdinAtEOF(ctx context.Context, process containerd.Process, done <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-done:
+		if err := process.CloseIO(ctx, containerd.WithStdinCloser); err != nil && !errdefs.IsNotFound(err) {
+			logger("").WithError(err).Debug("closing exec stdin")
+		}
 	}
 }
 

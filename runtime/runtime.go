@@ -26,6 +26,9 @@ type Runtime struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	registryConfig string // docker config.json with registry credentials; "" = none
+	fifoDir        string
+
 	mu  sync.Mutex
 	oom map[string]bool // container IDs that had an OOM kill
 }
@@ -33,7 +36,7 @@ type Runtime struct {
 // New connects to containerd at address and uses namespace ns.
 // logDriver is the path of the binary the shim runs as the log driver
 // (normally skiffd itself, os.Executable()); it must be absolute.
-func New(ctx context.Context, address, ns, logDriver string) (*Runtime, error) {
+func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*Runtime, error) {
 	if !filepath.IsAbs(logDriver) {
 		return nil, fmt.Errorf("log driver %q: not an absolute path", logDriver)
 	}
@@ -41,15 +44,21 @@ func New(ctx context.Context, address, ns, logDriver string) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to containerd at %s: %w", address, err)
 	}
+	o := options{fifoDir: DefaultFIFODir}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	rctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), ns))
 	r := &Runtime{
-		client:      client,
-		ns:          ns,
-		logDriver:   logDriver,
-		snapshotter: containerd.DefaultSnapshotter,
-		ctx:         rctx,
-		cancel:      cancel,
-		oom:         map[string]bool{},
+		client:         client,
+		ns:             ns,
+		logDriver:      logDriver,
+		snapshotter:    containerd.DefaultSnapshotter,
+		registryConfig: o.registryConfig,
+		fifoDir:        o.fifoDir,
+		ctx:            rctx,
+		cancel:         cancel,
+		oom:            map[string]bool{},
 	}
 	if _, err := r.Version(ctx); err != nil {
 		r.Close()

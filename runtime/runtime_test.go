@@ -117,6 +117,10 @@ func TestContainerLabels(t *testing.T) {
 				containerd.StopSignalLabel: "SIGINT",
 			},
 		},
+		"stdin and tty": {
+			cfg:  ContainerConfig{Stdin: true, TTY: true},
+			want: map[string]string{LabelManaged: "true", labelStdin: "true", labelTTY: "true"},
+		},
 		"image stop signal": {
 			img:  ocispec.ImageConfig{StopSignal: "SIGQUIT"},
 			want: map[string]string{LabelManaged: "true", containerd.StopSignalLabel: "SIGQUIT"},
