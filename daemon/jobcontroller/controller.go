@@ -26,6 +26,7 @@ type Config struct {
 	BackoffMax  time.Duration // --pod-backoff-max, default 10m (Kubernetes 1.34's MaxJobPodFailureBackOff)
 	Clock       clock.Clock   // k8s.io/utils/clock; nil = real
 	Workers     int           // concurrent syncs of different Jobs, default 4
+	Recorder    Recorder      // the Job's Events; nil = none recorded
 }
 
 // Controller reconciles Jobs. Create it with New and start it with Run.
@@ -56,6 +57,9 @@ func New(cfg Config) *Controller {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 4
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = nopRecorder{}
 	}
 	return &Controller{
 		cfg:   cfg,

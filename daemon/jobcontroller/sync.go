@@ -20,11 +20,13 @@ var errNoChange = errors.New("no change")
 
 // syncResult is what a committed sync tells the in-memory index.
 type syncResult struct {
-	uid       types.UID     // the Job synced ("" if it is gone)
-	created   []*corev1.Pod // pods created
-	untracked []string      // pods now counted-and-finished, or gone
-	staleUIDs []types.UID   // Jobs under this key that no longer exist
-	plan      *syncPlan     // nil if the Job was not reconciled
+	uid       types.UID              // the Job synced ("" if it is gone)
+	created   []*corev1.Pod          // pods created
+	untracked []string               // pods now counted-and-finished, or gone
+	staleUIDs []types.UID            // Jobs under this key that no longer exist
+	plan      *syncPlan              // nil if the Job was not reconciled
+	job       *batchv1.Job           // the Job as written (with plan)
+	before    []batchv1.JobCondition // its conditions before the sync, for events
 }
 
 // syncJob reconciles one Job in one transaction: load it and its tracked
@@ -92,6 +94,7 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 	if !changed && isNoop(job, plan) {
 		return errNoChange
 	}
+	res.job, res.before = job, job.Status.Conditions
 	return c.apply(tx, job, plan, res)
 }
 
@@ -145,6 +148,7 @@ func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, 
 		c.index.addCreated(res.uid, key, res.created)
 		c.index.setBackoff(res.uid, key, res.plan.backoff)
 		c.logPlan(ctx, key, res)
+		c.recordEvents(res)
 	}
 	if res.plan.requeue > 0 {
 		c.queue.AddAfter(workKey{namespace: key.namespace, name: key.name}, res.plan.requeue)
