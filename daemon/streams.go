@@ -1,0 +1,215 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// streamRuntime is what exec and attach need from the container runtime.
+type streamRuntime interface {
+	Exec(ctx context.Context, id string, cfg runtime.ExecConfig) (int, error)
+	AttachStdin(ctx context.Context, id string) (io.WriteCloser, error)
+	CloseStdin(ctx context.Context, id string) error
+	ResizeTTY(ctx context.Context, id string, size runtime.TerminalSize) error
+}
+
+var _ streamRuntime = (*runtime.Runtime)(nil)
+
+// streams is the kubelet's streaming half (api.Streams): exec runs a process
+// in the container's running instance; attach joins the client to the
+// instance's stdin and terminal through the runtime, and to its output by
+// following its log file (output never flows through skiffd otherwise, so
+// that it outlives skiffd).
+type streams struct {
+	rt      streamRuntime
+	logRoot string
+}
+
+var _ api.Streams = (*streams)(nil)
+
+// Exec runs cmd in the running instance of the pod's container.
+func (s *streams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio api.StreamIO) (int, error) {
+	id, _, err := runningInstance(pod, container)
+	if err != nil {
+		return 0, err
+	}
+	code, err := s.rt.Exec(ctx, id, runtime.ExecConfig{
+		Args:   cmd,
+		TTY:    sio.TTY,
+		Stdin:  sio.Stdin,
+		Stdout: sio.Stdout,
+		Stderr: sio.Stderr,
+		Resize: runtimeSizes(ctx, sio.Resize),
+	})
+	if errors.Is(err, runtime.ErrNotFound) {
+		return 0, fmt.Errorf("%w: %w", api.ErrContainerNotRunning, err)
+	}
+	return code, err
+}
+
+// Attach joins the client to the running instance of the pod's container
+// until the instance's output ends (it exited) or ctx does.
+//
+// Output comes from the instance's log file, from its current end, so a line
+// shows once it is complete; stdout and stderr both go to the client's
+// stdout (or its stderr when it asked for that alone). Stdin goes to the
+// instance's stdin when the container has one (spec stdin with a TTY: see
+// runtime's stdin.go); with stdinOnce, the first session that ends its
+// stdin closes the container's.
+func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio api.StreamIO) error {
+	id, attempt, err := runningInstance(pod, container)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	spec := containerSpec(pod, container)
+	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
+	if sio.Stdin != nil && spec != nil && spec.Stdin {
+		go s.forwardStdin(ctx, id, sio.Stdin, spec.StdinOnce, log)
+	}
+	if sio.Resize != nil {
+		go s.forwardResizes(ctx, id, sio.Resize, log)
+	}
+	path := logs.Path(s.logRoot, pod.Namespace, pod.Name, string(pod.UID), container, attempt)
+	none := int64(0)
+	// NOTE: Write drains a followed file until its writer, the log driver,
+	// lets go of it: when the instance's output ends.
+	follow := &logs.Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
+	err = logs.Write(ctx, attachOutput(sio), path, attempt, logs.Options{TailLines: &none}, follow)
+	if ctx.Err() != nil {
+		return nil // the client went away, or the server is stopping
+	}
+	return err
+}
+
+// forwardStdin copies the client's stdin to the instance's until the client
+// ends it or the session goes.
+func (s *streams) forwardStdin(ctx context.Context, id string, in io.Reader, once bool, log *logrus.Entry) {
+	w, err := s.rt.AttachStdin(ctx, id)
+	if err != nil {
+		log.WithError(err).Debug("attach without stdin")
+		return
+	}
+	if _, err := io.Copy(w, in); err != nil {
+		log.WithError(err).Debug("attach stdin ended")
+	}
+	if err := w.Close(); err != nil {
+		log.WithError(err).Debug("closing attached stdin")
+	}
+	if once {
+		if err := s.rt.CloseStdin(context.WithoutCancel(ctx), id); err != nil {
+			log.WithError(err).Warn("closing stdin (stdinOnce)")
+		}
+	}
+}
+
+// forwardResizes applies the client's terminal sizes to the instance's TTY.
+func (s *streams) forwardResizes(ctx context.Context, id string, sizes <-chan api.TerminalSize, log *logrus.Entry) {
+	for size := range runtimeSizes(ctx, sizes) {
+		if err := s.rt.ResizeTTY(ctx, id, size); err != nil {
+			log.WithError(err).Debug("resizing the terminal")
+		}
+	}
+}
+
+// runtimeSizes converts the API's terminal sizes to the runtime's.
+func runtimeSizes(ctx context.Context, in <-chan api.TerminalSize) <-chan runtime.TerminalSize {
+	if in == nil {
+		return nil
+	}
+	out := make(chan runtime.TerminalSize)
+	go func() {
+		defer close(out)
+		for size := range in {
+			select {
+			case out <- runtime.TerminalSize{Width: size.Width, Height: size.Height}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// attachOutput is where an attach session's output goes: the client's
+// stdout, else its stderr, else nowhere; with a TTY, newlines become CRLF
+// again (the log keeps lines without the terminal's carriage return, and
+// the client's terminal is raw).
+func attachOutput(sio api.StreamIO) io.Writer {
+	var w io.Writer = io.Discard
+	switch {
+	case sio.Stdout != nil:
+		w = sio.Stdout
+	case sio.Stderr != nil:
+		w = sio.Stderr
+	}
+	if sio.TTY {
+		return crlfWriter{w}
+	}
+	return w
+}
+
+// crlfWriter writes "\r\n" for every "\n".
+type crlfWriter struct{ w io.Writer }
+
+func (c crlfWriter) Write(p []byte) (int, error) {
+	if _, err := c.w.Write(bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush passes a flush on (logs.Write flushes when it has caught up).
+func (c crlfWriter) Flush() {
+	if f, ok := c.w.(interface{ Flush() }); ok {
+		f.Flush()
+	}
+}
+
+// runningInstance is the containerd ID and attempt of the running instance
+// of a container (regular, init or ephemeral), from the pod's status.
+func runningInstance(pod *corev1.Pod, container string) (id string, attempt int, err error) {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses,
+		pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
+		for _, cs := range list {
+			if cs.Name != container {
+				continue
+			}
+			id, ok := strings.CutPrefix(cs.ContainerID, "containerd://")
+			if cs.State.Running == nil || !ok || id == "" {
+				return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
+			}
+			return id, int(cs.RestartCount), nil
+		}
+	}
+	return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
+}
+
+// containerSpec is the spec of a regular, init or ephemeral container.
+func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if ec := &pod.Spec.EphemeralContainers[i]; ec.Name == name {
+			return (*corev1.Container)(&ec.EphemeralContainerCommon)
+		}
+	}
+	return nil
+}
