@@ -31,20 +31,22 @@ type containerRun struct {
 	kind containerKind
 	log  *logrus.Entry
 
-	attempt  int                // the instance being worked on
-	instance *runtime.Container // an adopted instance for attempt, if any
-	recorded bool               // the instance's exit is already in the store
-	started  bool               // the stored status says Started (adopted instance)
-	startedAt time.Time         // when the running instance started
-	backoff  restartBackoff     // CrashLoopBackOff
-	pulls    int                // failed creations in a row, for their back-off
-	imageRef string             // the image as containerd names it, once known
-	imageID  string
+	attempt   int                // the instance being worked on
+	instance  *runtime.Container // an adopted instance for attempt, if any
+	recorded  bool               // the instance's exit is already in the store
+	started   bool               // the stored status says Started (adopted instance)
+	startedAt time.Time          // when the running instance started
+	backoff   restartBackoff     // CrashLoopBackOff
+	pulls     int                // failed creations in a row, for their back-off
+	imageRef  string             // the image as containerd names it, once known
+	imageID   string
 
-	haltOnce  sync.Once
-	halt      chan struct{} // closed to stop this container for good
-	haltGrace time.Duration
-	kill      chan time.Duration // a failed liveness/startup probe: kill with this grace
+	haltOnce    sync.Once
+	halt        chan struct{} // closed to stop this container for good
+	haltGrace   time.Duration
+	kill        chan time.Duration     // a failed liveness/startup probe: kill with this grace
+	newSpec     chan *corev1.Container // a changed definition (image): see update.go
+	specChanged bool                   // the running instance was stopped for a new definition
 
 	startedOnce sync.Once
 	startedCh   chan struct{} // closed once the container has started (sidecars)
@@ -58,6 +60,7 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 		backoff:   restartBackoff{base: w.m.cfg.RestartBackoffBase, max: w.m.cfg.RestartBackoffMax},
 		halt:      make(chan struct{}),
 		kill:      make(chan time.Duration, 1),
+		newSpec:   make(chan *corev1.Container, 1),
 		startedCh: make(chan struct{}),
 	}
 	statuses := pod.Status.ContainerStatuses
@@ -65,6 +68,7 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 		statuses = pod.Status.InitContainerStatuses
 	}
 	r.resume(findStatus(statuses, c.Name), w.takeAdopted(c.Name))
+	w.track(r)
 	return r
 }
 
@@ -153,10 +157,11 @@ func (r *containerRun) run(ctx context.Context) (succeeded, ok bool) {
 		if !ok {
 			return false, false
 		}
-		if r.stopping() || !r.restartAfter(code) {
+		changed := r.takeSpecChange()
+		if r.stopping() || !(changed || r.restartAfter(code)) {
 			return code == 0, true
 		}
-		if !r.backOff(ctx, exitedAt) {
+		if !changed && !r.backOff(ctx, exitedAt) {
 			return false, ctx.Err() == nil
 		}
 		r.attempt++
@@ -267,6 +272,8 @@ func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.
 		minimum = minGrace
 	case <-r.halt:
 		grace = r.haltGrace
+	case c := <-r.newSpec:
+		grace = r.restartForSpec(c)
 	case <-r.podStop():
 		grace = r.w.stopGrace()
 	}

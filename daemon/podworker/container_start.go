@@ -201,5 +201,8 @@ func (r *containerRun) sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-r.podStop():
 		return false
+	case c := <-r.newSpec:
+		r.useSpec(c) // e.g. a fixed image: try it now
+		return true
 	}
 }

@@ -40,6 +40,7 @@ type worker struct {
 	updates chan *corev1.Pod               // newer versions of the pod (latest only)
 	volumes map[string]podVolume           // set up before any container runs
 	sandbox network.Sandbox                // the pod's network, once set up
+	specs   specUpdates                    // changed container definitions (update.go)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
@@ -90,6 +91,7 @@ func (w *worker) changed(pod *corev1.Pod) {
 	default:
 	}
 	w.updates <- pod
+	w.containersChanged(pod)
 }
 
 func (w *worker) stopping() bool {
