@@ -612,3 +612,73 @@ func TestJobPodReplacementPolicy(t *testing.T) {
 func hasCondition(st batchv1.JobStatus, t batchv1.JobConditionType, status corev1.ConditionStatus) bool {
 	return slices.ContainsFunc(st.Conditions, func(c batchv1.JobCondition) bool { return c.Type == t && c.Status == status })
 }
+
+// TestJobTTLAcrossRestart: a finished Job's ttlSecondsAfterFinished runs
+// out while skiffd restarts (killed, started again): the Job and its pod are
+// still deleted.
+func TestJobTTLAcrossRestart(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	c := s.client
+	job := shJob("ttl-restart", "exit 0", 1, 1, 0, corev1.RestartPolicyNever)
+	job.Spec.TTLSecondsAfterFinished = ptr(int32(3))
+	job, err := c.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, c, "default", job.Name, batchv1.JobComplete, scenarioTimeout)
+	s.kill()
+	s.start()
+	waitJobGone(t, c, job)
+}
+
+// TestJobScale5000: a Job of 5000 completions, 20 at a time, of containers
+// running `true`, completes with every pod counted once. It runs alone (not
+// in parallel) and reports its throughput.
+func TestJobScale5000(t *testing.T) {
+	const completions, parallelism = 5000, 20
+	s := newSkiffd(t)
+	s.start()
+	c := s.client
+	job := shJob("scale", "", completions, parallelism, 0, corev1.RestartPolicyNever)
+	job.Spec.Template.Spec.Containers[0].Command = []string{"true"}
+	start := time.Now()
+	job, err := c.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Poll once a second: the test should not load the machine it measures.
+	var st batchv1.JobStatus
+	lastReport := start
+	for !hasCondition(st, batchv1.JobComplete, corev1.ConditionTrue) && !hasCondition(st, batchv1.JobFailed, corev1.ConditionTrue) {
+		time.Sleep(time.Second)
+		j, err := c.BatchV1().Jobs("default").Get(context.Background(), job.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = j.Status
+		if time.Since(lastReport) >= 30*time.Second {
+			lastReport = time.Now()
+			t.Logf("%s: %d succeeded, %d active", time.Since(start).Round(time.Second), st.Succeeded, st.Active)
+		}
+		if time.Since(start) > 30*time.Minute {
+			t.Fatalf("not finished after 30 minutes; status:\n%s", toYAML(st))
+		}
+	}
+	elapsed := time.Since(start)
+	t.Logf("%d pods, parallelism %d: %s, %.1f pods/s", completions, parallelism, elapsed.Round(time.Second), completions/elapsed.Seconds())
+	if st.Succeeded != completions || st.Failed != 0 || st.Active != 0 || !hasCondition(st, batchv1.JobComplete, corev1.ConditionTrue) {
+		t.Errorf("final status:\n%s\nwant Complete with %d succeeded", toYAML(st), completions)
+	}
+	pods := jobPods(t, c, job)
+	succeeded := 0
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodSucceeded && len(p.Finalizers) == 0 {
+			succeeded++
+		}
+	}
+	if len(pods) != completions || succeeded != completions {
+		t.Errorf("%d pods, %d of them succeeded and counted; want %d of %d", len(pods), succeeded, completions, completions)
+	}
+}
