@@ -278,6 +278,7 @@ func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.
 		grace = r.w.stopGrace()
 	}
 	grace = r.runPreStop(ctx, id, grace, minimum)
+	r.event(corev1.EventTypeNormal, "Killing", "Stopping container %s", r.spec.Name)
 	r.log.WithField("grace", grace).Info("stopping container")
 	stopCtx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
 	defer cancel()

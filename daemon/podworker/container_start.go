@@ -62,6 +62,7 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 	if started {
 		r.markStarted()
 	}
+	r.event(corev1.EventTypeNormal, "Started", "Started container %v", r.spec.Name)
 	r.log.WithField("attempt", r.attempt).Info("container started")
 	return exit, 0, true
 }
@@ -72,6 +73,7 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 // RunContainerError.
 func (r *containerRun) recordStartError(id string, err error) bool {
 	r.log.WithError(err).Warn("starting container")
+	r.event(corev1.EventTypeWarning, "Failed", "Error: %v", err)
 	rec := r.recordExit(id, runtime.ExitStatus{Code: 128, ExitedAt: r.w.m.now()}, withReason(reasonStartError, err.Error()))
 	r.w.removeInstance(id)
 	if rec != nil {
@@ -97,7 +99,7 @@ func (r *containerRun) recordStartError(id string, err error) bool {
 // createInstance makes sure the image is there and creates the container.
 func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	rt := r.w.m.cfg.Runtime
-	if err := rt.EnsureImage(ctx, r.spec.Image, pullPolicy(r.spec)); err != nil {
+	if err := r.ensureImage(ctx); err != nil {
 		return &imageError{err}
 	}
 	info, err := rt.ImageInfo(ctx, r.spec.Image)
@@ -112,6 +114,7 @@ func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	if err := rt.Create(ctx, cfg); err != nil {
 		return fmt.Errorf("creating container: %w", err)
 	}
+	r.event(corev1.EventTypeNormal, "Created", "Created container: %v", r.spec.Name)
 	r.pulls = 0
 	return nil
 }
@@ -126,6 +129,7 @@ func (e *imageError) Unwrap() error { return e.err }
 func (r *containerRun) waitRetry(ctx context.Context, err error) bool {
 	reason, message := r.waitingReason(err)
 	r.log.WithError(err).Warn(reason)
+	r.waitEvents(err, message)
 	if uerr := r.setWaiting(reason, message); uerr != nil {
 		r.w.logError("recording waiting reason", uerr)
 		return false
@@ -182,6 +186,7 @@ func (r *containerRun) backOff(ctx context.Context, exitedAt time.Time) bool {
 		r.w.logError("recording back-off", err)
 		return false
 	}
+	r.event(corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", r.spec.Name, podDescription(r.pod))
 	return r.sleep(ctx, delay-r.w.m.now().Sub(exitedAt))
 }
 

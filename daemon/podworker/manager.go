@@ -52,6 +52,9 @@ type Config struct {
 	// Network gives pods their own network namespaces; nil = every pod
 	// shares the host's network.
 	Network Network
+	// Recorder records the kubelet's Events, SchedulerRecorder the
+	// scheduler's (Scheduled, FailedScheduling); nil = none.
+	Recorder, SchedulerRecorder Recorder
 }
 
 // Manager runs one worker per Pod of this node.

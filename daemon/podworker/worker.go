@@ -193,6 +193,7 @@ func (w *worker) finish(pod *corev1.Pod) {
 // phase Failed with the reason, and the message "Pod was rejected: …".
 func (w *worker) reject(reason, message string) {
 	w.log.WithField("reason", reason).Warn("pod rejected: " + message)
+	w.event(corev1.EventTypeWarning, reason, "%s", message)
 	w.mu.Lock()
 	w.terminal, w.reason, w.message = true, reason, "Pod was rejected: "+message
 	w.mu.Unlock()
@@ -294,6 +295,7 @@ func (w *worker) waitAdmission(ctx context.Context, pod *corev1.Pod) bool {
 	}
 	msg := unschedulableMessage(w.m.sched.whyWaiting(t))
 	w.log.WithField("reason", msg).Info("pod does not fit the node; waiting")
+	w.schedulerEvent(corev1.EventTypeWarning, "FailedScheduling", "%s", msg)
 	_, err := w.update(func(p *corev1.Pod) {
 		setCondition(&p.Status, corev1.PodCondition{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -332,7 +334,9 @@ func (w *worker) load() (*corev1.Pod, error) {
 // in ContainerCreating (PodInitializing when there are init containers).
 func (w *worker) admit() (*corev1.Pod, error) {
 	now := metav1.NewTime(w.m.now())
-	return w.update(func(p *corev1.Pod) {
+	scheduled := true
+	pod, err := w.update(func(p *corev1.Pod) {
+		scheduled = hasScheduledCondition(&p.Status)
 		if p.Spec.NodeName == "" {
 			p.Spec.NodeName = w.m.cfg.NodeName
 		}
@@ -354,6 +358,10 @@ func (w *worker) admit() (*corev1.Pod, error) {
 		p.Status.InitContainerStatuses = initialStatuses(p.Status.InitContainerStatuses, p.Spec.InitContainers, reason)
 		p.Status.ContainerStatuses = initialStatuses(p.Status.ContainerStatuses, p.Spec.Containers, reason)
 	})
+	if err == nil && !scheduled {
+		w.schedulerEvent(corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", w.ns, w.name, pod.Spec.NodeName)
+	}
+	return pod, err
 }
 
 // initialStatuses adds a waiting status for every container without one.

@@ -1,0 +1,119 @@
+package podworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	skiffruntime "github.com/skiff-sh/skiff/runtime"
+)
+
+// Recorder records Events on objects; package events' *Recorder
+// implements it (source "kubelet" with the node as host for Config.Recorder,
+// "default-scheduler" for Config.SchedulerRecorder).
+type Recorder interface {
+	Event(obj runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// podRef references the worker's pod.
+func (w *worker) podRef() *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: w.ns, Name: w.name, UID: w.uid}
+}
+
+// event records a kubelet Event on the pod.
+func (w *worker) event(eventtype, reason, messageFmt string, args ...any) {
+	if rec := w.m.cfg.Recorder; rec != nil {
+		rec.Event(w.podRef(), eventtype, reason, messageFmt, args...)
+	}
+}
+
+// schedulerEvent records a scheduler Event on the pod.
+func (w *worker) schedulerEvent(eventtype, reason, messageFmt string, args ...any) {
+	if rec := w.m.cfg.SchedulerRecorder; rec != nil {
+		rec.Event(w.podRef(), eventtype, reason, messageFmt, args...)
+	}
+}
+
+// hasScheduledCondition reports whether the pod's PodScheduled condition is True.
+func hasScheduledCondition(status *corev1.PodStatus) bool {
+	c := findCondition(status, corev1.PodScheduled)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// event records a kubelet Event on the container, as the kubelet does with
+// a reference to the pod whose fieldPath names the container.
+func (r *containerRun) event(eventtype, reason, messageFmt string, args ...any) {
+	rec := r.w.m.cfg.Recorder
+	if rec == nil {
+		return
+	}
+	ref := r.w.podRef()
+	ref.ResourceVersion = r.pod.ResourceVersion
+	ref.FieldPath = fmt.Sprintf("spec.containers{%s}", r.spec.Name)
+	if r.kind != kindRegular {
+		ref.FieldPath = fmt.Sprintf("spec.initContainers{%s}", r.spec.Name)
+	}
+	rec.Event(ref, eventtype, reason, messageFmt, args...)
+}
+
+// ensureImage is Runtime.EnsureImage with the kubelet's image Events:
+// "already present on machine", or Pulling then Pulled (or Failed).
+func (r *containerRun) ensureImage(ctx context.Context) error {
+	rt, image, policy := r.w.m.cfg.Runtime, r.spec.Image, pullPolicy(r.spec)
+	_, err := rt.ImageInfo(ctx, image)
+	present := err == nil
+	switch {
+	case present && policy != skiffruntime.PullAlways:
+		r.event(corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", image)
+		return rt.EnsureImage(ctx, image, policy)
+	case policy == skiffruntime.PullNever:
+		err := rt.EnsureImage(ctx, image, policy)
+		if errors.Is(err, skiffruntime.ErrImageNotPresent) {
+			r.event(corev1.EventTypeWarning, reasonErrImageNeverPull, "Container image %q is not present with pull policy of Never", image)
+			r.event(corev1.EventTypeWarning, "Failed", "Error: %s", reasonErrImageNeverPull)
+		}
+		return err
+	}
+	r.event(corev1.EventTypeNormal, "Pulling", "Pulling image %q", image)
+	start := time.Now()
+	if err := rt.EnsureImage(ctx, image, policy); err != nil {
+		if ctx.Err() == nil {
+			r.event(corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", image, err)
+			r.event(corev1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
+		}
+		return err
+	}
+	took := time.Since(start).Truncate(time.Millisecond)
+	var size int64
+	if info, err := rt.ImageInfo(ctx, image); err == nil {
+		size = info.Size
+	}
+	r.event(corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.",
+		image, took, took, size)
+	return nil
+}
+
+// waitEvents records why a container waits to be created again, as the
+// kubelet does on each try: BackOff and Failed "Error: ImagePullBackOff"
+// for an image that could not be pulled, Failed "Error: <message>" for
+// anything else but a missing image (already reported by ensureImage).
+func (r *containerRun) waitEvents(err error, message string) {
+	var ie *imageError
+	switch {
+	case errors.Is(err, skiffruntime.ErrImageNotPresent):
+	case errors.As(err, &ie):
+		r.event(corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", r.spec.Image)
+		r.event(corev1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
+	default:
+		r.event(corev1.EventTypeWarning, "Failed", "Error: %s", message)
+	}
+}
+
+// podDescription is how the kubelet names a pod in messages: name_namespace(uid).
+func podDescription(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
