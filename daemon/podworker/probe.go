@@ -125,12 +125,11 @@ func (s *probeState) observe(result probeResult) (probeResult, bool) {
 	return result, changed || s.onHold
 }
 
-// nextProbeAt is when the probe runs after one at last: every period, but
-// not before initialDelaySeconds after the start.
+// nextProbeAt is when the probe runs after one at last (or a skipped
+// turn): every period, the first one initialDelaySeconds after the start.
 func (s *probeState) nextProbeAt(last, startedAt time.Time) time.Time {
-	next := last.Add(s.timing.period)
-	if first := startedAt.Add(s.timing.initialDelay); next.Before(first) {
+	if first := startedAt.Add(s.timing.initialDelay); last.Before(first) {
 		return first
 	}
-	return next
+	return last.Add(s.timing.period)
 }

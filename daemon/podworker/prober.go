@@ -49,7 +49,7 @@ func (p *instanceProbes) loop(ctx context.Context, kind probeKind, probe *corev1
 	state := newProbeState(kind, timingOf(probe))
 	next := p.startedAt.Add(state.timing.initialDelay)
 	waitStart := p.startedCh
-	if kind == startupProbe {
+	if kind == startupProbe || p.isStarted() {
 		waitStart = nil
 	}
 	for {

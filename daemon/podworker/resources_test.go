@@ -36,10 +36,10 @@ func TestContainerLimits(t *testing.T) {
 		res  corev1.ResourceRequirements
 		want cgroupLimits
 	}{
-		"best effort":           {want: cgroupLimits{}},
-		"request only":          {res: corev1.ResourceRequirements{Requests: rl("cpu", "500m", "memory", "1Gi")}, want: cgroupLimits{shares: 512}},
+		"best effort":                      {want: cgroupLimits{}},
+		"request only":                     {res: corev1.ResourceRequirements{Requests: rl("cpu", "500m", "memory", "1Gi")}, want: cgroupLimits{shares: 512}},
 		"limit only: request is the limit": {res: corev1.ResourceRequirements{Limits: rl("cpu", "2", "memory", "64Mi")}, want: cgroupLimits{shares: 2048, quota: 200000, period: 100000, memory: 64 << 20}},
-		"both":                  {res: corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "1")}, want: cgroupLimits{shares: 102, quota: 100000, period: 100000}},
+		"both":                             {res: corev1.ResourceRequirements{Requests: rl("cpu", "100m"), Limits: rl("cpu", "1")}, want: cgroupLimits{shares: 102, quota: 100000, period: 100000}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"golang.org/x/sys/unix"
 )
 
 // podVolume is one volume of a pod, ready to be bind-mounted.

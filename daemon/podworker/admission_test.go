@@ -1,0 +1,113 @@
+package podworker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestInsufficient(t *testing.T) {
+	alloc := allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi"), pods: 3}
+	tests := map[string]struct {
+		req, used corev1.ResourceList
+		pods      int
+		want      []string
+	}{
+		"fits":                 {req: rl("cpu", "1", "memory", "512Mi"), used: rl("cpu", "1", "memory", "512Mi"), want: nil},
+		"best effort fits":     {req: rl(), used: rl("cpu", "2", "memory", "1Gi"), want: nil},
+		"memory":               {req: rl("memory", "600Mi"), used: rl("memory", "512Mi"), want: []string{"Insufficient memory"}},
+		"cpu and memory":       {req: rl("cpu", "1500m", "memory", "2Gi"), used: rl("cpu", "1"), want: []string{"Insufficient cpu", "Insufficient memory"}},
+		"too many pods":        {req: rl(), pods: 3, want: []string{"Too many pods"}},
+		"bigger than the node": {req: rl("cpu", "3"), want: []string{"Insufficient cpu"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := insufficient(tc.req, tc.used, tc.pods, alloc)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestUnschedulableMessage(t *testing.T) {
+	tests := map[string]struct {
+		reasons []string
+		want    string
+	}{
+		"memory": {[]string{"Insufficient memory"}, "0/1 nodes are available: 1 Insufficient memory."},
+		"sorted": {[]string{"Too many pods", "Insufficient memory", "Insufficient cpu"}, "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods."},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := unschedulableMessage(tc.reasons); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func podRequesting(uid string, created time.Duration, cpu string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			UID: types.UID(uid), Name: uid, Namespace: "default",
+			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(created)),
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: rl("cpu", cpu)}}}},
+	}
+}
+
+func admitted(t *ticket) bool {
+	select {
+	case <-t.admitted:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestScheduler(t *testing.T) {
+	s := newScheduler(allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")})
+	old := podRequesting("old", 0, "1")
+	s.bind(old.UID, &old.Spec) // recovered before the scheduler starts
+
+	// Queued before start: nothing is admitted yet, in any order.
+	late := s.enqueue(podRequesting("late", 3*time.Second, "500m"))
+	big := s.enqueue(podRequesting("big", time.Second, "1500m"))
+	small := s.enqueue(podRequesting("small", 2*time.Second, "500m"))
+	if admitted(late) || admitted(big) || admitted(small) {
+		t.Fatal("admitted before start")
+	}
+	s.start()
+	// Creation order: big does not fit beside old, small and late do.
+	if admitted(big) || !admitted(small) || !admitted(late) {
+		t.Fatalf("after start: big %v small %v late %v, want false true true", admitted(big), admitted(small), admitted(late))
+	}
+	if diff := cmp.Diff([]string{"Insufficient cpu"}, s.whyWaiting(big)); diff != "" {
+		t.Errorf("why big waits (-want,+got):\n%s", diff)
+	}
+	s.release(old.UID)
+	if admitted(big) {
+		t.Fatal("big admitted with 1 cpu in use by small and late")
+	}
+	s.release(small.uid)
+	s.release(late.uid)
+	if !admitted(big) {
+		t.Fatal("big not admitted once the node is free")
+	}
+	again := s.enqueue(podRequesting("big", time.Second, "1500m"))
+	if !admitted(again) {
+		t.Error("a bound pod asking again must be admitted at once")
+	}
+	gone := s.enqueue(podRequesting("gone", 4*time.Second, "1"))
+	s.release(gone.uid) // deleted while waiting
+	s.release(big.uid)
+	if admitted(gone) {
+		t.Error("a released ticket was admitted")
+	}
+}
