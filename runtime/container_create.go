@@ -60,6 +60,7 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err != nil {
 		return fmt.Errorf("creating container %q: %w", cfg.ID, err)
 	}
+	r.touchImage(ctx, img.Name())
 	return nil
 }
 
