@@ -35,7 +35,13 @@ func (e *notPresentError) Unwrap() error { return ErrImageNotPresent }
 // EnsureImage makes ref present and unpacked according to policy.
 // It returns ErrImageNotPresent (wrapped, with a message) for PullNever when absent,
 // and the pull error, wrapping ErrImagePull, otherwise. ctx bounds the pull.
+// Pulls use the credentials of WithRegistryConfig.
 func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy PullPolicy) error {
+	return r.ensureImage(ctx, ref, policy, nil)
+}
+
+// ensureImage is EnsureImage reporting pull progress to progress (may be nil).
+func (r *Runtime) ensureImage(ctx context.Context, ref string, policy PullPolicy, progress func(Progress)) error {
 	ctx = r.withNS(ctx)
 	name, err := NormalizeRef(ref)
 	if err != nil {
@@ -43,7 +49,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy PullPolicy
 	}
 	switch policy {
 	case PullAlways:
-		return r.pull(ctx, ref, name)
+		return r.pull(ctx, ref, name, progress)
 	case PullIfNotPresent, PullNever:
 	default:
 		return fmt.Errorf("unknown image pull policy %q", policy)
@@ -53,20 +59,11 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy PullPolicy
 	case errdefs.IsNotFound(err) && policy == PullNever:
 		return &notPresentError{ref: ref}
 	case errdefs.IsNotFound(err):
-		return r.pull(ctx, ref, name)
+		return r.pull(ctx, ref, name, progress)
 	case err != nil:
 		return fmt.Errorf("looking up image %q: %w", name, err)
 	}
 	return r.unpack(ctx, img)
-}
-
-// pull fetches name from its registry and unpacks it.
-func (r *Runtime) pull(ctx context.Context, ref, name string) error {
-	_, err := r.client.Pull(ctx, name, containerd.WithPullUnpack, containerd.WithPullSnapshotter(r.snapshotter))
-	if err != nil {
-		return fmt.Errorf("%w %q: %w", ErrImagePull, ref, err)
-	}
-	return nil
 }
 
 // unpack unpacks img for the snapshotter unless it already is.
