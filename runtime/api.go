@@ -92,7 +92,10 @@ type ContainerConfig struct {
 	PIDNSPath string
 	// Mounts are volume mounts, applied in order after the defaults.
 	Mounts []Mount
-	// Stdin keeps the container's stdin open (attach); TTY allocates a terminal.
+	// Stdin keeps the container's stdin open for AttachStdin; TTY allocates
+	// a terminal (output still goes to LogPath, which TTY requires). Stdin
+	// works only with TTY: the shim gives a non-terminal process beside the
+	// log driver no stdin (see stdin.go).
 	Stdin bool
 	TTY   bool
 }
@@ -148,7 +151,7 @@ type ExecConfig struct {
 	Stdin  io.Reader // nil = no stdin
 	Stdout io.Writer // nil = discarded
 	Stderr io.Writer // nil = discarded (ignored with TTY)
-	Resize <-chan TerminalSize
+	Resize <-chan TerminalSize // TTY sizes, applied as they come
 }
 
 // ExitStatus is how a task ended.
