@@ -148,9 +148,9 @@ type ExecConfig struct {
 	Args   []string
 	Env    []string // added to the container's env
 	TTY    bool
-	Stdin  io.Reader // nil = no stdin
-	Stdout io.Writer // nil = discarded
-	Stderr io.Writer // nil = discarded (ignored with TTY)
+	Stdin  io.Reader           // nil = no stdin
+	Stdout io.Writer           // nil = discarded
+	Stderr io.Writer           // nil = discarded (ignored with TTY)
 	Resize <-chan TerminalSize // TTY sizes, applied as they come
 }
 
