@@ -56,7 +56,7 @@ func TestNamespaceCreate(t *testing.T) {
 		Spec:       corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"kubernetes"}},
 		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
 	}
-	ns.UID, ns.ResourceVersion, ns.CreationTimestamp, ns.Generation = "", "", metav1.Time{}, 0
+	ns.UID, ns.ResourceVersion, ns.CreationTimestamp, ns.Generation, ns.ManagedFields = "", "", metav1.Time{}, 0, nil
 	if diff := cmp.Diff(want, ns); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
 	}

@@ -18,10 +18,13 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/daemon/events"
 	"github.com/skiff-sh/skiff/daemon/garbagecollector"
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
+	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/network"
@@ -67,6 +70,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
+	if err := namespacecontroller.EnsureSystemNamespaces(store); err != nil {
+		return fmt.Errorf("creating the system namespaces: %w", err)
+	}
 
 	address, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
@@ -107,6 +113,11 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 
 	logRoot := filepath.Join(cfg.DataDir, "logs")
+	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
+	if err := registerNode(store, nodeObject(node, facts, metav1.Now())); err != nil {
+		return fmt.Errorf("registering node %s: %w", node.name, err)
+	}
+	broadcaster := events.NewBroadcaster(events.Config{Store: store})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -125,6 +136,12 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 
+	goRun("events", broadcaster.Run)
+	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
+	goRun("node status", func(ctx context.Context) error {
+		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
+	})
+
 	goRun("pod worker", podworker.New(podworker.Config{
 		Store:              store,
 		Runtime:            rt,
@@ -139,11 +156,14 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		SeccompRoot:        filepath.Join(cfg.DataDir, "seccomp"),
 		RestartBackoffBase: cfg.RestartBackoffBase,
 		RestartBackoffMax:  cfg.RestartBackoffMax,
+		Recorder:           broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
+		SchedulerRecorder:  broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,
 		BackoffBase: cfg.PodBackoffBase,
 		BackoffMax:  cfg.PodBackoffMax,
+		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 	}).Run)
 	goRun("garbage collector", garbagecollector.New(store).Run)
 
@@ -157,6 +177,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			_, err := rt.Version(ctx)
 			return err
 		},
+		NamespaceLifecycle: true,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {

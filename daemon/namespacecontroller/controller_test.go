@@ -133,7 +133,9 @@ func TestRunEmptiesANamespace(t *testing.T) {
 	markDeleting(t, store, "team")
 	// Wait until the running pod is being deleted, then finish it as the
 	// pod worker would.
-	waitFor(t, pods, func(ev db.Event) bool { return ev.Object.GetName() == "running" && ev.Object.GetDeletionTimestamp() != nil })
+	waitFor(t, pods, func(ev db.Event) bool {
+		return ev.Object.GetName() == "running" && ev.Object.GetDeletionTimestamp() != nil
+	})
 	if _, _, err := store.DeleteGracefully(db.Pods, "team", "running", 0); err != nil {
 		t.Fatal(err)
 	}
