@@ -111,10 +111,12 @@ func TestHandlerStatusCodes(t *testing.T) {
 			wantCode: 201,
 		},
 		"bad fieldValidation": {
-			req: request{"POST", jobsPath + "?fieldValidation=Loud", jobJSON("a"), nil}, wantCode: 400,
+			req: request{"POST", jobsPath + "?fieldValidation=Loud", jobJSON("a"), nil}, wantCode: 422, wantReason: metav1.StatusReasonInvalid,
+			wantMsg: `CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loud"`,
 		},
 		"bad dryRun": {
-			req: request{"POST", jobsPath + "?dryRun=Some", jobJSON("a"), nil}, wantCode: 400,
+			req: request{"POST", jobsPath + "?dryRun=Some", jobJSON("a"), nil}, wantCode: 422, wantReason: metav1.StatusReasonInvalid,
+			wantMsg: `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"`,
 		},
 		"get missing": {
 			req: request{"GET", jobsPath + "/nope", "", nil}, wantCode: 404, wantReason: metav1.StatusReasonNotFound,

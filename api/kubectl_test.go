@@ -182,8 +182,34 @@ func TestKubectl(t *testing.T) {
 		t.Errorf("apply did not change parallelism: %v", err)
 	}
 
+	// apply --server-side: create, unchanged, changed; twice in a row.
+	ssa := strings.Replace(jobYAML, "name: pi", "name: ssa", 1)
+	for range 2 {
+		wantLines(t, ts.mustKubectl(t, ssa, "apply", "--server-side", "-f", "-"), "job.batch/ssa serverside-applied")
+	}
+	ssa = strings.Replace(ssa, "spec:\n  template:", "spec:\n  parallelism: 3\n  template:", 1)
+	for range 2 {
+		wantLines(t, ts.mustKubectl(t, ssa, "apply", "--server-side", "-f", "-"), "job.batch/ssa serverside-applied")
+	}
+	if j, err := ts.store.Get(db.Jobs, "default", "ssa"); err != nil || *j.(*batchv1.Job).Spec.Parallelism != 3 {
+		t.Errorf("apply --server-side did not change parallelism: %v", err)
+	}
+	// Another manager's different value conflicts until forced.
+	other := strings.Replace(ssa, "parallelism: 3", "parallelism: 4", 1)
+	out, err := ts.kubectl(t, other, "apply", "--server-side", "--field-manager=other", "-f", "-")
+	if err == nil {
+		t.Errorf("a conflicting apply succeeded:\n%s", out)
+	}
+	wantLines(t, out, `Apply failed with 1 conflict: conflict with "kubectl": .spec.parallelism`)
+	wantLines(t, ts.mustKubectl(t, other, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-"),
+		"job.batch/ssa serverside-applied")
+	wantLines(t, ts.mustKubectl(t, "", "get", "job", "ssa", "--show-managed-fields", "-o", "yaml"), "manager: other", "operation: Apply")
+	// A client-side applied object moves to server-side apply.
+	wantLines(t, ts.mustKubectl(t, changed, "apply", "--server-side", "-f", "-"), "job.batch/ap serverside-applied")
+	wantLines(t, ts.mustKubectl(t, changed, "apply", "-f", "-"), "job.batch/ap")
+
 	// Server-side field validation reaches kubectl's user.
-	out, err := ts.kubectl(t, strings.Replace(jobYAML, "name: pi", "name: bad\n  foo: 1", 1), "create", "-f", "-")
+	out, err = ts.kubectl(t, strings.Replace(jobYAML, "name: pi", "name: bad\n  foo: 1", 1), "create", "-f", "-")
 	if err == nil {
 		t.Errorf("create with an unknown field succeeded:\n%s", out)
 	}

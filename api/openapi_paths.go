@@ -72,7 +72,7 @@ var (
 		{name: "tailLines", in: "query", typ: "integer", desc: "If set, the number of lines from the end of the logs to show."},
 		{name: "timestamps", in: "query", typ: "boolean", desc: "If true, add an RFC3339 or RFC3339Nano timestamp at the beginning of every line of log output."},
 	}
-	patchTypes = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
+	patchTypes = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}
 
 	statusType        = reflect.TypeOf(metav1.Status{})
 	deleteOptionsType = reflect.TypeOf(metav1.DeleteOptions{})

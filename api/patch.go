@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/gorilla/mux"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -12,38 +14,37 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/skiff-sh/skiff/db"
 )
 
 // patch serves PATCH of an object or of its status: JSON patch, merge
 // patch or strategic merge patch, applied to the stored object inside the
-// update transaction.
+// update transaction; or a server-side apply.
 func (s *server) patch(rs *resource, status bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
 		pt := types.PatchType(mediaType(r))
-		switch pt {
-		case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-		default:
+		if !slices.Contains(patchTypes, string(pt)) {
 			writeError(w, r, unsupportedPatchType(string(pt)))
 			return
 		}
-		directive, err := validationDirective(r)
+		opts, err := parseWriteOptions(r, patchOptionsKind, pt)
 		var body []byte
 		if err == nil {
 			body, err = readBody(r)
-		}
-		dryRun, derr := isDryRun(r)
-		if err == nil {
-			err = derr
 		}
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		out, err := s.updateObject(rs, v["namespace"], v["name"], status, dryRun, func(old db.Object) (db.Object, error) {
-			return applyPatch(w, rs, pt, body, old, directive)
+		if pt == types.ApplyYAMLPatchType {
+			s.apply(w, r, rs, status, body, opts)
+			return
+		}
+		out, err := s.updateObject(rs, v["namespace"], v["name"], status, opts, func(old db.Object) (db.Object, error) {
+			return applyPatch(w, rs, pt, body, old, opts.validation)
 		})
 		if err != nil {
 			writeError(w, r, statusFor(err, rs.groupResource(), v["name"]))
@@ -54,13 +55,13 @@ func (s *server) patch(rs *resource, status bool) http.HandlerFunc {
 }
 
 // unsupportedPatchType is the 415 for a PATCH in an unknown format.
-func unsupportedPatchType(pt string) error {
+// NOTE: kube-apiserver's wording (negotiation.NewUnsupportedMediaTypeError).
+func unsupportedPatchType(string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusUnsupportedMediaType,
-		Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %s, %s, %s",
-			pt, types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType),
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(patchTypes, ", "),
 	}}
 }
 
@@ -71,7 +72,10 @@ func applyPatch(w http.ResponseWriter, rs *resource, pt types.PatchType, patch [
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", rs.kind, err)
 	}
-	var patched []byte
+	var (
+		patched []byte
+		strict  []error // duplicate fields in the patch
+	)
 	switch pt {
 	case types.JSONPatchType:
 		var p jsonpatch.Patch
@@ -79,23 +83,21 @@ func applyPatch(w http.ResponseWriter, rs *resource, pt types.PatchType, patch [
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
 		patched, err = p.Apply(original)
-	case types.MergePatchType:
-		if !json.Valid(patch) {
-			return nil, apierrors.NewBadRequest("error decoding patch: invalid JSON")
+	case types.MergePatchType, types.StrategicMergePatchType:
+		if strict, err = patchDuplicates(patch, directive); err != nil {
+			return nil, err
 		}
-		patched, err = jsonpatch.MergePatch(original, patch)
-	case types.StrategicMergePatchType:
-		var m map[string]any
-		if err := json.Unmarshal(patch, &m); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		if pt == types.MergePatchType {
+			patched, err = jsonpatch.MergePatch(original, patch)
+		} else {
+			patched, err = strategicpatch.StrategicMergePatch(original, patch, reflect.New(rs.goType).Interface())
 		}
-		patched, err = strategicpatch.StrategicMergePatch(original, patch, reflect.New(rs.goType).Interface())
 	}
 	if err != nil {
 		return nil, patchFailed(err)
 	}
 	obj := rs.store.New()
-	if err := decodeJSON(w, patched, obj, directive, nil, decodePrefix(rs)); err != nil {
+	if err := decodeJSON(w, patched, obj, directive, strict, decodePrefix(rs)); err != nil {
 		return nil, err
 	}
 	if err := checkTypeMeta(rs, obj); err != nil {
@@ -112,4 +114,22 @@ func patchFailed(err error) error {
 		Reason:  metav1.StatusReasonInvalid,
 		Message: err.Error(),
 	}}
+}
+
+// patchDuplicates decodes a merge or strategic merge patch (400 if it is
+// not a JSON object) and, unless fieldValidation is Ignore, returns its
+// duplicate fields as strict errors.
+// NOTE: kube-apiserver reports duplicate fields of such patches like
+// unknown fields of the patched object.
+func patchDuplicates(patch []byte, directive fieldValidation) ([]error, error) {
+	var m map[string]any
+	opts := []sigsjson.StrictOption{}
+	if directive != validationIgnore {
+		opts = append(opts, sigsjson.DisallowDuplicateFields)
+	}
+	strict, err := sigsjson.UnmarshalStrict(patch, &m, opts...)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	return strict, nil
 }

@@ -32,12 +32,19 @@ func isDryRun(r *http.Request) (bool, error) {
 }
 
 // decodeBody decodes the request body as an object of rs, checking its
-// apiVersion and kind against the endpoint and applying fieldValidation.
+// apiVersion and kind against the endpoint and applying ?fieldValidation.
 func decodeBody(w http.ResponseWriter, r *http.Request, rs *resource) (db.Object, error) {
 	directive, err := validationDirective(r)
 	if err != nil {
 		return nil, err
 	}
+	return decodeObjectBody(w, r, rs, directive)
+}
+
+// decodeObjectBody decodes the request body (JSON, YAML or protobuf) as an
+// object of rs, checking its apiVersion and kind against the endpoint;
+// unknown and duplicate fields are treated as directive says.
+func decodeObjectBody(w http.ResponseWriter, r *http.Request, rs *resource, directive fieldValidation) (db.Object, error) {
 	obj := rs.store.New()
 	if mediaType(r) == mediaProtobuf {
 		data, err := readBody(r)
@@ -97,22 +104,22 @@ func checkNamespace(obj db.Object, ns string) error {
 	return nil
 }
 
-// create serves POST on a namespaced collection.
+// create serves POST on a collection.
 func (s *server) create(rs *resource) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		obj, err := decodeBody(w, r, rs)
+		opts, err := parseWriteOptions(r, createOptionsKind, "")
+		var obj db.Object
+		if err == nil {
+			obj, err = decodeObjectBody(w, r, rs, opts.validation)
+		}
 		if err == nil {
 			err = checkNamespace(obj, mux.Vars(r)["namespace"])
-		}
-		dryRun, derr := isDryRun(r)
-		if err == nil {
-			err = derr
 		}
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		created, err := s.createObject(rs, obj, dryRun)
+		created, err := s.createObject(rs, obj, opts)
 		if err != nil {
 			writeError(w, r, statusFor(err, rs.groupResource(), obj.GetName()))
 			return
@@ -123,8 +130,9 @@ func (s *server) create(rs *resource) http.HandlerFunc {
 
 // createObject defaults, validates and stores a new object, choosing its
 // name from generateName (retrying a taken one) and its UID first, since
-// defaulting may use both.
-func (s *server) createObject(rs *resource, in db.Object, dryRun bool) (db.Object, error) {
+// defaulting may use both. The creator (opts.manager) owns the fields of
+// the new object in its managedFields, unless an apply already set them.
+func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db.Object, error) {
 	clearSystemMeta(in)
 	for attempt := 1; ; attempt++ {
 		obj := in.DeepCopyObject().(db.Object)
@@ -134,12 +142,15 @@ func (s *server) createObject(rs *resource, in db.Object, dryRun bool) (db.Objec
 		}
 		obj.SetUID(uuid.NewUUID())
 		rs.prepareCreate(s, obj)
+		if !opts.applied {
+			trackUpdate(rs, false, rs.store.New(), obj, opts.manager)
+		}
 		errs := validateObjectMeta(rs, obj)
 		errs = append(errs, rs.validateCreate(obj)...)
 		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
-		if dryRun {
+		if opts.dryRun {
 			err := s.store.Read(func(tx *db.Tx) error { return s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()) })
 			if err != nil {
 				return nil, err
@@ -188,22 +199,22 @@ func validateObjectMeta(rs *resource, obj db.Object) field.ErrorList {
 func (s *server) update(rs *resource, status bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := mux.Vars(r)
-		obj, err := decodeBody(w, r, rs)
+		opts, err := parseWriteOptions(r, updateOptionsKind, "")
+		var obj db.Object
+		if err == nil {
+			obj, err = decodeObjectBody(w, r, rs, opts.validation)
+		}
 		if err == nil {
 			err = checkNamespace(obj, v["namespace"])
 		}
 		if err == nil && obj.GetName() != v["name"] {
 			err = apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), v["name"]))
 		}
-		dryRun, derr := isDryRun(r)
-		if err == nil {
-			err = derr
-		}
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		out, err := s.updateObject(rs, v["namespace"], v["name"], status, dryRun, func(db.Object) (db.Object, error) {
+		out, err := s.updateObject(rs, v["namespace"], v["name"], status, opts, func(db.Object) (db.Object, error) {
 			return obj, nil
 		})
 		if err != nil {
@@ -217,8 +228,8 @@ func (s *server) update(rs *resource, status bool) http.HandlerFunc {
 // updateObject replaces the stored object with what change makes of it, in
 // one transaction: kube's update rules (status only through /status, which
 // keeps the rest; generation bumped on a spec change; metadata the client
-// may not change kept) and validation apply.
-func (s *server) updateObject(rs *resource, ns, name string, status, dryRun bool,
+// may not change kept), managedFields and validation apply.
+func (s *server) updateObject(rs *resource, ns, name string, status bool, opts writeOptions,
 	change func(old db.Object) (db.Object, error)) (db.Object, error) {
 	var out db.Object
 	err := s.store.Write(func(tx *db.Tx) error {
@@ -230,7 +241,16 @@ func (s *server) updateObject(rs *resource, ns, name string, status, dryRun bool
 		if err != nil {
 			return err
 		}
-		if rv := obj.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
+		if err := checkObjectName(obj, ns, name); err != nil {
+			return err
+		}
+		switch rv := obj.GetResourceVersion(); rv {
+		case old.GetResourceVersion():
+		case "":
+			// NOTE: jobs and pods allow unconditional updates
+			// (AllowUnconditionalUpdate): no resourceVersion means the stored one.
+			obj.SetResourceVersion(old.GetResourceVersion())
+		default:
 			return db.ErrConflict
 		}
 		if uid := obj.GetUID(); uid != "" && uid != old.GetUID() {
@@ -239,6 +259,9 @@ func (s *server) updateObject(rs *resource, ns, name string, status, dryRun bool
 		}
 		rs.prepareUpdate(obj, old, status)
 		keepSystemMeta(obj, old)
+		if !opts.applied {
+			trackUpdate(rs, status, old, obj, opts.manager)
+		}
 		if !equality.Semantic.DeepEqual(rs.spec(obj), rs.spec(old)) {
 			obj.SetGeneration(old.GetGeneration() + 1)
 		}
@@ -251,7 +274,7 @@ func (s *server) updateObject(rs *resource, ns, name string, status, dryRun bool
 			return apierrors.NewInvalid(rs.groupKind(), name, errs)
 		}
 		out = obj
-		if dryRun {
+		if opts.dryRun {
 			return nil
 		}
 		return tx.Update(rs.store, obj)
@@ -267,4 +290,21 @@ func keepSystemMeta(obj, old db.Object) {
 	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
 	obj.SetGeneration(old.GetGeneration())
 	obj.SetSelfLink("")
+}
+
+// checkObjectName: what a patch made of an object must keep its name and
+// namespace (an empty namespace takes the URL's).
+// NOTE: kube-apiserver's patcher checks the same, with these messages.
+func checkObjectName(obj db.Object, ns, name string) error {
+	if obj.GetName() != name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), name))
+	}
+	switch obj.GetNamespace() {
+	case ns:
+	case "":
+		obj.SetNamespace(ns)
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", obj.GetNamespace(), ns))
+	}
+	return nil
 }
