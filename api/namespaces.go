@@ -45,6 +45,8 @@ var namespaceResource = &resource{
 	deleteGrace:        func(db.Object, *int64) int64 { return 0 },
 	// NOTE: a namespace name is a DNS label (kube's ValidateNamespaceName).
 	validateName: apivalidation.ValidateNamespaceName,
+	// NOTE: kube serves no deletecollection of namespaces.
+	verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
 }
 
 func newNamespaceList(items []db.Object, meta metav1.ListMeta) runtime.Object {
