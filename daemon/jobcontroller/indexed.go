@@ -208,11 +208,7 @@ func (s *indexState) indexesToCreate(n int, in syncInput) (creates []podToCreate
 		taken = taken.withIndexes(keys(indexesOf(s.terminating)))
 	}
 	taken = taken.merge(s.failed)
-	for ix := 0; ix < s.completions && n > 0; ix++ {
-		if taken.has(ix) {
-			continue
-		}
-		n--
+	for _, ix := range taken.missing(s.completions, n) {
 		replaces := s.delayed[ix]
 		if s.perIndex {
 			if wait := indexBackoff(replaces).remaining(in.now, in.backoffBase, in.backoffMax); wait > 0 {

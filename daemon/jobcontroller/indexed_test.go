@@ -2,6 +2,7 @@ package jobcontroller
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,32 @@ func TestIndexDuplicates(t *testing.T) {
 	got := namesOf(indexedState(job, classifyPods(pods)).duplicates(pods))
 	if diff := cmp.Diff([]string{"no-index", "out-of-range", "one-pending"}, got); diff != "" {
 		t.Errorf("duplicates (-want +got):\n%s", diff)
+	}
+}
+
+// TestIndexesToCreateSkipsCompletedRuns: finding the next free indexes costs
+// the number of intervals, not the number of completed indexes, so a sync of
+// a big Indexed Job stays as cheap as a small one's.
+func TestIndexesToCreateSkipsCompletedRuns(t *testing.T) {
+	job := testJob(func(j *batchv1.Job) {
+		indexed(math.MaxInt32, 3)(j)
+		j.Status.CompletedIndexes = "0-2147483000,2147483002"
+	})
+	done := make(chan []int, 1)
+	go func() {
+		got, _ := indexedState(job, classifyPods(nil)).indexesToCreate(3, syncInput{now: at(1)})
+		var indexes []int
+		for _, c := range got {
+			indexes = append(indexes, c.index)
+		}
+		done <- indexes
+	}()
+	select {
+	case got := <-done:
+		if diff := cmp.Diff([]int{2147483001, 2147483003, 2147483004}, got); diff != "" {
+			t.Errorf("indexes (-want +got):\n%s", diff)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("indexesToCreate still running after 1s: it walks the completed indexes one by one")
 	}
 }

@@ -85,6 +85,27 @@ func (iv intervals) has(ix int) bool {
 	return k < len(iv) && iv[k].first <= ix
 }
 
+// missing returns the n lowest indexes in [0, limit) that are not in the
+// set, in increasing order. It steps over the set's intervals, so its cost
+// is that of the intervals and of n, not of the indexes they hold.
+func (iv intervals) missing(limit, n int) []int {
+	var out []int
+	next := 0
+	for _, in := range iv {
+		for ; next < min(in.first, limit) && len(out) < n; next++ {
+			out = append(out, next)
+		}
+		if len(out) == n || next >= limit {
+			return out
+		}
+		next = max(next, in.last+1)
+	}
+	for ; next < limit && len(out) < n; next++ {
+		out = append(out, next)
+	}
+	return out
+}
+
 // total is the number of indexes in the set.
 func (iv intervals) total() int {
 	n := 0

@@ -66,3 +66,29 @@ func TestIntervalsHasAndOverlap(t *testing.T) {
 		})
 	}
 }
+
+func TestIntervalsMissing(t *testing.T) {
+	cases := map[string]struct {
+		set      string
+		limit, n int
+		want     []int
+	}{
+		"empty set":                   {set: "", limit: 5, n: 3, want: []int{0, 1, 2}},
+		"gaps between intervals":      {set: "0,2-3,6", limit: 9, n: 3, want: []int{1, 4, 5}},
+		"after the last interval":     {set: "0-3", limit: 9, n: 2, want: []int{4, 5}},
+		"never at or beyond limit":    {set: "1", limit: 3, n: 5, want: []int{0, 2}},
+		"all taken":                   {set: "0-4", limit: 5, n: 2, want: nil},
+		"interval beyond limit":       {set: "0,3-9", limit: 5, n: 5, want: []int{1, 2}},
+		"n zero":                      {set: "1", limit: 5, n: 0, want: nil},
+		"stops once n are found":      {set: "5-6", limit: 9, n: 2, want: []int{0, 1}},
+		"run up to the limit exactly": {set: "0-2", limit: 3, n: 1, want: nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := parseIntervals(tc.set, 100).missing(tc.limit, tc.n)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("missing(%d, %d) of %q (-want +got):\n%s", tc.limit, tc.n, tc.set, diff)
+			}
+		})
+	}
+}
