@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/gorilla/mux"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/db"
 )
@@ -50,73 +52,43 @@ func (s *server) delete(rs *resource) http.HandlerFunc {
 	}
 }
 
-// deleteOptions reads DeleteOptions from the body (JSON or YAML), else from
-// the query.
+// deleteOptions reads DeleteOptions from the body (JSON, YAML or
+// protobuf), else from the query, and validates them.
+// NOTE: as kube-apiserver: an undecodable body or query is 400; options
+// that validation refuses (an unknown propagationPolicy, orphanDependents
+// with propagationPolicy, dryRun other than All) are 422.
 func deleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions, error) {
+	opts, err := decodeDeleteOptions(w, r)
+	if err != nil {
+		return opts, err
+	}
+	if errs := metav1validation.ValidateDeleteOptions(&opts); len(errs) > 0 {
+		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+func decodeDeleteOptions(w http.ResponseWriter, r *http.Request) (metav1.DeleteOptions, error) {
 	var opts metav1.DeleteOptions
 	if mediaType(r) == mediaProtobuf {
 		data, err := readBody(r)
 		if err == nil && len(data) > 0 {
 			_, err = decodeProtobuf(data, &opts, "error decoding DeleteOptions: ")
 		}
-		if err != nil {
-			return opts, err
-		}
-		return checkDeleteOptions(opts)
+		return opts, err
 	}
 	data, strict, err := bodyJSON(r)
 	if err != nil {
 		return opts, err
 	}
 	if len(data) > 0 {
-		if err := decodeJSON(w, data, &opts, validationIgnore, strict, "error decoding DeleteOptions: "); err != nil {
-			return opts, err
-		}
-	} else if err := queryDeleteOptions(r, &opts); err != nil {
+		err = decodeJSON(w, data, &opts, validationIgnore, strict, "error decoding DeleteOptions: ")
 		return opts, err
 	}
-	return checkDeleteOptions(opts)
-}
-
-// checkDeleteOptions refuses unknown dry-run and propagation values.
-func checkDeleteOptions(opts metav1.DeleteOptions) (metav1.DeleteOptions, error) {
-	if len(opts.DryRun) > 0 && (len(opts.DryRun) > 1 || opts.DryRun[0] != metav1.DryRunAll) {
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("Invalid dry run value: %v", opts.DryRun))
-	}
-	switch p := opts.PropagationPolicy; {
-	case p == nil:
-	case *p == metav1.DeletePropagationOrphan, *p == metav1.DeletePropagationBackground, *p == metav1.DeletePropagationForeground:
-		if opts.OrphanDependents != nil {
-			return opts, apierrors.NewBadRequest("orphanDependents and propagationPolicy cannot both be set")
-		}
-	default:
-		return opts, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: Unsupported value: %q", *p))
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		return opts, apierrors.NewBadRequest(err.Error())
 	}
 	return opts, nil
-}
-
-// queryDeleteOptions reads the DeleteOptions query parameters.
-func queryDeleteOptions(r *http.Request, opts *metav1.DeleteOptions) error {
-	q := r.URL.Query()
-	if g := q.Get("gracePeriodSeconds"); g != "" {
-		n, err := strconv.ParseInt(g, 10, 64)
-		if err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
-		}
-		opts.GracePeriodSeconds = &n
-	}
-	if p := q.Get("propagationPolicy"); p != "" {
-		opts.PropagationPolicy = ptrTo(metav1.DeletionPropagation(p))
-	}
-	if o := q.Get("orphanDependents"); o != "" {
-		b, err := boolParam(o, "orphanDependents")
-		if err != nil {
-			return err
-		}
-		opts.OrphanDependents = &b
-	}
-	opts.DryRun = q["dryRun"]
-	return nil
 }
 
 // propagation is the effective propagation policy of a deletion.
@@ -140,28 +112,32 @@ func (s *server) deleteObject(rs *resource, ns, name string, opts metav1.DeleteO
 		if err != nil {
 			return err
 		}
-		if err := checkPreconditions(rs, obj, opts.Preconditions); err != nil {
-			return err
-		}
-		if len(opts.DryRun) > 0 {
-			res = deleteResult{obj: obj}
-			return nil
-		}
-		switch propagation(rs, opts) {
-		case metav1.DeletePropagationForeground:
-			res, err = deleteForeground(tx, rs, obj)
-			return err
-		case metav1.DeletePropagationOrphan:
-			if err := orphanDependents(tx, obj); err != nil {
-				return err
-			}
-		}
-		grace := rs.deleteGrace(obj, opts.GracePeriodSeconds)
-		obj, deleted, err := tx.DeleteGracefully(rs.store, ns, name, grace)
-		res = deleteResult{obj: obj, deleted: deleted}
+		res, err = deleteInTx(tx, rs, obj, opts)
 		return err
 	})
 	return res, err
+}
+
+// deleteInTx deletes obj (as stored) in tx: preconditions, dry run,
+// propagation and graceful deletion.
+func deleteInTx(tx *db.Tx, rs *resource, obj db.Object, opts metav1.DeleteOptions) (deleteResult, error) {
+	if err := checkPreconditions(rs, obj, opts.Preconditions); err != nil {
+		return deleteResult{}, err
+	}
+	if len(opts.DryRun) > 0 {
+		return deleteResult{obj: obj}, nil
+	}
+	switch propagation(rs, opts) {
+	case metav1.DeletePropagationForeground:
+		return deleteForeground(tx, rs, obj)
+	case metav1.DeletePropagationOrphan:
+		if err := orphanDependents(tx, obj); err != nil {
+			return deleteResult{}, err
+		}
+	}
+	grace := rs.deleteGrace(obj, opts.GracePeriodSeconds)
+	deleted, gone, err := tx.DeleteGracefully(rs.store, obj.GetNamespace(), obj.GetName(), grace)
+	return deleteResult{obj: deleted, deleted: gone}, err
 }
 
 // checkPreconditions enforces DeleteOptions.preconditions (409 on mismatch).

@@ -70,14 +70,14 @@ func TestDiscovery(t *testing.T) {
 	}{
 		"core": {path: "/api/v1", want: []metav1.APIResource{
 			{Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod", ShortNames: []string{"po"}, Categories: []string{"all"},
-				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "pods/status", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "pods/log", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get"}},
 			{Name: "pods/attach", Namespaced: true, Kind: "PodAttachOptions", Verbs: metav1.Verbs{"create", "get"}},
 			{Name: "pods/ephemeralcontainers", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "pods/exec", Namespaced: true, Kind: "PodExecOptions", Verbs: metav1.Verbs{"create", "get"}},
 			{Name: "events", SingularName: "event", Namespaced: true, Kind: "Event", ShortNames: []string{"ev"},
-				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"},
 				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}},
 			{Name: "namespaces/status", Kind: "Namespace", Verbs: metav1.Verbs{"get", "patch", "update"}},
@@ -87,7 +87,7 @@ func TestDiscovery(t *testing.T) {
 		}},
 		"batch": {path: "/apis/batch/v1", want: []metav1.APIResource{
 			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
-				Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "jobs/status", Namespaced: true, Kind: "Job", Verbs: metav1.Verbs{"get", "patch", "update"}},
 		}},
 	}

@@ -191,7 +191,29 @@ func TestHandlerStatusCodes(t *testing.T) {
 		},
 		"delete bad propagation": {
 			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
-			req:   request{"DELETE", jobsPath + "/a", `{"propagationPolicy":"Sideways"}`, nil}, wantCode: 400,
+			req:   request{"DELETE", jobsPath + "/a", `{"propagationPolicy":"Sideways"}`, nil}, wantCode: 422,
+			wantMsg: `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways"`,
+		},
+		"delete bad propagation in the query": {
+			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
+			req:   request{"DELETE", jobsPath + "/a?propagationPolicy=Sideways", "", nil}, wantCode: 422,
+		},
+		"delete orphan and propagation": {
+			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
+			req:   request{"DELETE", jobsPath + "/a", `{"propagationPolicy":"Orphan","orphanDependents":true}`, nil}, wantCode: 422,
+			wantMsg: "orphanDependents and deletionPropagation cannot be both set",
+		},
+		"delete bad grace period": {
+			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
+			req:   request{"DELETE", jobsPath + "/a?gracePeriodSeconds=soon", "", nil}, wantCode: 400, wantReason: metav1.StatusReasonBadRequest,
+		},
+		"delete bad dryRun": {
+			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
+			req:   request{"DELETE", jobsPath + "/a?dryRun=Yes", "", nil}, wantCode: 422,
+		},
+		"delete body not JSON": {
+			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},
+			req:   request{"DELETE", jobsPath + "/a", `{"propagationPolicy":`, nil}, wantCode: 400,
 		},
 		"delete uid precondition": {
 			setup: []request{{"POST", jobsPath, jobJSON("a"), nil}},

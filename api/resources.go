@@ -90,7 +90,7 @@ type resource struct {
 }
 
 // allVerbs are the verbs of a resource served in full.
-var allVerbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+var allVerbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // servedVerbs are the verbs rs serves.
 func (rs *resource) servedVerbs() metav1.Verbs {

@@ -48,8 +48,9 @@ func (s *server) resourceRoutes(r *mux.Router, rs *resource) {
 	object := collection + "/{name}"
 
 	r.HandleFunc(collection, s.methods(rs, "", s.verbHandlers(rs, map[string]http.HandlerFunc{
-		"list":   s.list(rs),
-		"create": s.create(rs),
+		"list":             s.list(rs),
+		"create":           s.create(rs),
+		"deletecollection": s.deleteCollection(rs),
 	})))
 	r.HandleFunc(object, s.methods(rs, "", s.verbHandlers(rs, map[string]http.HandlerFunc{
 		"get":    s.get(rs),
@@ -75,6 +76,7 @@ func (s *server) resourceRoutes(r *mux.Router, rs *resource) {
 var verbMethods = map[string]string{
 	"list": http.MethodGet, "get": http.MethodGet, "create": http.MethodPost,
 	"update": http.MethodPut, "patch": http.MethodPatch, "delete": http.MethodDelete,
+	"deletecollection": http.MethodDelete,
 }
 
 // verbHandlers maps the verbs rs serves to their handlers by HTTP method.
