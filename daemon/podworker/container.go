@@ -20,6 +20,7 @@ const (
 	kindRegular containerKind = iota
 	kindInit                  // runs to completion before the regular containers
 	kindSidecar               // restartable init container: runs beside them
+	kindEphemeral             // added by kubectl debug: runs once (ephemeral.go)
 )
 
 // containerRun drives one container of a pod through its instances:
@@ -64,8 +65,11 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 		startedCh: make(chan struct{}),
 	}
 	statuses := pod.Status.ContainerStatuses
-	if kind != kindRegular {
+	switch kind {
+	case kindInit, kindSidecar:
 		statuses = pod.Status.InitContainerStatuses
+	case kindEphemeral:
+		statuses = pod.Status.EphemeralContainerStatuses
 	}
 	r.resume(findStatus(statuses, c.Name), w.takeAdopted(c.Name))
 	w.track(r)
@@ -178,6 +182,8 @@ func (r *containerRun) restartAfter(code int32) bool {
 		return true
 	case kindInit:
 		return code != 0 && r.pod.Spec.RestartPolicy != corev1.RestartPolicyNever
+	case kindEphemeral:
+		return false
 	default:
 		return shouldRestart(r.pod.Spec.RestartPolicy, code)
 	}

@@ -47,7 +47,7 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 		}
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(startedAt)}}
 		cs.Started = ptr(started)
-		cs.Ready = r.kind != kindInit && started && r.spec.ReadinessProbe == nil
+		cs.Ready = r.kind != kindInit && r.kind != kindEphemeral && started && r.spec.ReadinessProbe == nil
 		cs.RestartCount = int32(r.attempt)
 		cs.ContainerID = containerIDString(id)
 		if r.imageRef != "" {
@@ -110,6 +110,11 @@ func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	cfg, err := r.w.containerConfig(r.pod, r.spec, r.attempt, info)
 	if err != nil {
 		return err
+	}
+	if r.kind == kindEphemeral {
+		if cfg.PIDNSPath, err = r.targetPIDNamespace(ctx); err != nil {
+			return err
+		}
 	}
 	if err := rt.Create(ctx, cfg); err != nil {
 		return fmt.Errorf("creating container: %w", err)

@@ -19,4 +19,5 @@ type Runtime interface {
 	Stop(ctx context.Context, id string, grace time.Duration) error
 	Remove(ctx context.Context, id string) error
 	List(ctx context.Context) ([]runtime.Container, error)
+	PID(ctx context.Context, id string) (uint32, error)
 }

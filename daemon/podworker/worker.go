@@ -31,16 +31,17 @@ const minGrace = 2 * time.Second
 // when the daemon stops (containers are left running for recovery), while
 // terminate stops the pod's containers for good.
 type worker struct {
-	m       *Manager
-	uid     types.UID
-	ns      string
-	name    string
-	log     *logrus.Entry
-	adopted map[string][]runtime.Container // recovered instances by container name
-	updates chan *corev1.Pod               // newer versions of the pod (latest only)
-	volumes map[string]podVolume           // set up before any container runs
-	sandbox network.Sandbox                // the pod's network, once set up
-	specs   specUpdates                    // changed container definitions (update.go)
+	m         *Manager
+	uid       types.UID
+	ns        string
+	name      string
+	log       *logrus.Entry
+	adopted   map[string][]runtime.Container // recovered instances by container name
+	updates   chan *corev1.Pod               // newer versions of the pod (latest only)
+	volumes   map[string]podVolume           // set up before any container runs
+	sandbox   network.Sandbox                // the pod's network, once set up
+	specs     specUpdates                    // changed container definitions (update.go)
+	ephemeral ephemeralRuns                  // ephemeral containers (ephemeral.go)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
@@ -92,6 +93,7 @@ func (w *worker) changed(pod *corev1.Pod) {
 	}
 	w.updates <- pod
 	w.containersChanged(pod)
+	w.ephemeralChanged(pod)
 }
 
 func (w *worker) stopping() bool {
@@ -161,6 +163,7 @@ func (w *worker) runPod(ctx context.Context, pod *corev1.Pod) bool {
 	if !w.setUpVolumes(ctx, pod) {
 		return ctx.Err() == nil
 	}
+	w.startEphemeral(ctx, pod)
 	sidecars, ok := w.runInit(ctx, pod)
 	if ok && !w.stopping() && ctx.Err() == nil {
 		ok = w.runRegular(ctx, pod)
@@ -168,6 +171,7 @@ func (w *worker) runPod(ctx context.Context, pod *corev1.Pod) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	w.stopEphemeral(w.ephemeralGrace(pod))
 	w.stopSidecars(pod, sidecars)
 	return true
 }
@@ -446,7 +450,10 @@ func isScheduled(status *corev1.PodStatus) bool {
 func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.ContainerStatus)) error {
 	_, err := w.update(func(pod *corev1.Pod) {
 		list := &pod.Status.ContainerStatuses
-		if init {
+		switch {
+		case isEphemeral(&pod.Spec, name):
+			list = &pod.Status.EphemeralContainerStatuses
+		case init:
 			list = &pod.Status.InitContainerStatuses
 		}
 		cs := findStatus(*list, name)
