@@ -167,17 +167,18 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 		}
 		return "", apierrors.NewBadRequest(msg)
 	}
-	for _, n := range append(names, inits...) {
-		if n == name {
-			return name, nil
-		}
+	// NOTE: ephemeral containers have logs too, though kube's message does
+	// not list them.
+	if hasContainer(&pod.Spec, name) {
+		return name, nil
 	}
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
 }
 
 // containerStatus finds a container's status in the pod (nil if none yet).
 func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses,
+		pod.Status.EphemeralContainerStatuses} {
 		for i := range list {
 			if list[i].Name == name {
 				return &list[i]

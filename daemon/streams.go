@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -61,8 +62,8 @@ func (s *streams) Exec(ctx context.Context, pod *corev1.Pod, container string, c
 // Attach joins the client to the running instance of the pod's container
 // until the instance's output ends (it exited) or ctx does.
 //
-// Output comes from the instance's log file, from its current end, so a line
-// shows once it is complete; stdout and stderr both go to the client's
+// Output comes from the instance's log file, what it writes from now on; a
+// line shows once it is complete; stdout and stderr both go to the client's
 // stdout (or its stderr when it asked for that alone). Stdin goes to the
 // instance's stdin when the container has one (spec stdin with a TTY: see
 // runtime's stdin.go); with stdinOnce, the first session that ends its
@@ -74,6 +75,10 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// NOTE: output is what the instance writes from now on; taking it by
+	// time rather than from the file's current end means no output caused
+	// by the client's first input can slip in before the file is read.
+	opts := logs.Options{Since: time.Now()}
 	spec := containerSpec(pod, container)
 	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
 	if sio.Stdin != nil && spec != nil && spec.Stdin {
@@ -83,11 +88,10 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 		go s.forwardResizes(ctx, id, sio.Resize, log)
 	}
 	path := logs.Path(s.logRoot, pod.Namespace, pod.Name, string(pod.UID), container, attempt)
-	none := int64(0)
 	// NOTE: Write drains a followed file until its writer, the log driver,
 	// lets go of it: when the instance's output ends.
 	follow := &logs.Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
-	err = logs.Write(ctx, attachOutput(sio), path, attempt, logs.Options{TailLines: &none}, follow)
+	err = logs.Write(ctx, attachOutput(sio), path, attempt, opts, follow)
 	if ctx.Err() != nil {
 		return nil // the client went away, or the server is stopping
 	}
