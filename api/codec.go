@@ -3,11 +3,11 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,20 +42,19 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, obj any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// isPretty: ?pretty=true, or a human's client (curl, wget, a browser) that
-// did not say pretty=false, as kube-apiserver decides.
+// isPretty: ?pretty= as strconv.ParseBool reads it (an unparsable value
+// is false), else whether the client is a human's (curl, wget, a browser),
+// as kube-apiserver decides.
 func isPretty(r *http.Request) bool {
 	if r == nil {
 		return false
 	}
-	switch r.URL.Query().Get("pretty") {
-	case "true", "1":
-		return true
-	case "false", "0":
-		return false
+	if v := r.URL.Query().Get("pretty"); v != "" {
+		pretty, _ := strconv.ParseBool(v)
+		return pretty
 	}
 	ua := r.UserAgent()
-	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/")
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
 // readBody reads the request body, failing with 413 beyond maxBodyBytes.
@@ -109,15 +108,17 @@ func bodyJSON(r *http.Request) (data []byte, strict []error, err error) {
 	if mt != mediaYAML {
 		return data, nil, nil
 	}
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err == nil {
+	js, strictErr := yaml.YAMLToJSONStrict(data)
+	if strictErr == nil {
 		return js, nil, nil
 	}
 	js, err = yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 	}
-	return js, []error{errors.New("duplicate field in YAML body")}, nil
+	// NOTE: kube-apiserver reports YAML duplicates with the strict
+	// converter's own message.
+	return js, []error{strictErr}, nil
 }
 
 // fieldValidation is the request's fieldValidation directive.

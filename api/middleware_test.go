@@ -32,6 +32,11 @@ func TestPretty(t *testing.T) {
 		"curl":                   {agent: "curl/8.0", want: true},
 		"curl with pretty=false": {query: "?pretty=false", agent: "curl/8.0"},
 		"kubectl":                {agent: "kubectl/v1.32.4"},
+		"pretty=1":               {query: "?pretty=1", want: true},
+		"pretty=T":               {query: "?pretty=T", want: true},
+		"pretty=nonsense":        {query: "?pretty=nonsense", agent: "curl/8.0"},
+		"browser":                {agent: "Mozilla/5.0 (X11)", want: true},
+		"wget":                   {agent: "Wget/1.21", want: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
