@@ -61,7 +61,8 @@ func TestDiscovery(t *testing.T) {
 	}
 	var groups metav1.APIGroupList
 	mustJSON(t, ts.mustDo(t, "GET", "/apis", "").body, &groups)
-	if len(groups.Groups) != 1 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" {
+	if len(groups.Groups) != 2 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
+		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" {
 		t.Errorf("/apis = %+v", groups)
 	}
 	tests := map[string]struct {
@@ -140,7 +141,7 @@ func TestOpenAPIV3(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1", "apis/events.k8s.io/v1"}, keys); diff != "" {
 		t.Fatalf("paths (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {

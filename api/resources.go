@@ -22,7 +22,7 @@ var (
 	coreV1  = groupVersion{group: "", version: "v1"}
 	batchV1 = groupVersion{group: "batch", version: "v1"}
 	// groupVersions are served in this order in discovery.
-	groupVersions = []groupVersion{coreV1, batchV1}
+	groupVersions = []groupVersion{coreV1, batchV1, eventsV1}
 )
 
 // prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
@@ -107,7 +107,7 @@ func (rs *resource) serves(verb string) bool { return slices.Contains(rs.servedV
 func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 
 // resources are all the served resources.
-var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource}
+var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

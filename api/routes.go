@@ -37,6 +37,10 @@ func (s *server) routes(r *mux.Router) {
 // Methods are dispatched inside the handlers so that a wrong method gets a
 // MethodNotSupported Status; a verb the resource does not serve is one.
 func (s *server) resourceRoutes(r *mux.Router, rs *resource) {
+	if rs == eventV1Resource {
+		s.eventsV1Routes(r) // converted around the core/v1 handlers
+		return
+	}
 	prefix := rs.gv.prefix()
 	collection := prefix + "/" + rs.plural
 	if rs.namespaced() {
