@@ -58,12 +58,18 @@ func connectContainerd(ctx context.Context, cfg Config) (address string, stop fu
 	}, nil
 }
 
+// runDir holds skiffd's runtime files (sockets, FIFOs): beside its socket,
+// else under the data dir.
+func runDir(cfg Config) string {
+	if cfg.Socket != "" {
+		return filepath.Dir(cfg.Socket)
+	}
+	return cfg.DataDir
+}
+
 // embeddedAddress puts the embedded containerd's socket beside skiffd's own
 // (short paths: unix socket names are limited to 108 bytes), or under the
 // data dir when skiffd has no socket.
 func embeddedAddress(cfg Config) string {
-	if cfg.Socket != "" {
-		return filepath.Join(filepath.Dir(cfg.Socket), "containerd.sock")
-	}
-	return filepath.Join(cfg.DataDir, "containerd.sock")
+	return filepath.Join(runDir(cfg), "containerd.sock")
 }

@@ -45,6 +45,9 @@ type Config struct {
 	NodeName            string   // "" = the hostname
 	LogDriver           string   // binary the shim runs as log driver ("" = this executable)
 	ImportImages        []string // image tarballs (OCI or docker-archive) imported at start
+	RegistryConfig      string   // docker config.json with registry credentials; "" = none
+	ImageGCHigh         int      // image disk usage (percent) that starts image GC; 0 or 100 = off
+	ImageGCLow          int      // usage image GC frees down to
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
@@ -85,7 +88,11 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return fmt.Errorf("finding the log driver: %w", err)
 		}
 	}
-	rt, err := runtime.New(ctx, address, cfg.ContainerdNamespace, logDriver)
+	rtOpts := []runtime.Option{runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo"))}
+	if cfg.RegistryConfig != "" {
+		rtOpts = append(rtOpts, runtime.WithRegistryConfig(cfg.RegistryConfig))
+	}
+	rt, err := runtime.New(ctx, address, cfg.ContainerdNamespace, logDriver, rtOpts...)
 	if err != nil {
 		return fmt.Errorf("connecting to containerd at %s: %w", address, err)
 	}
@@ -165,6 +172,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		BackoffMax:  cfg.PodBackoffMax,
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 	}).Run)
+	goRun("image garbage collector", func(ctx context.Context) error {
+		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
+	})
 	goRun("garbage collector", garbagecollector.New(store).Run)
 
 	handler := api.New(api.Config{
