@@ -18,7 +18,6 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon/events"
@@ -121,10 +120,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
-	if err := registerNode(store, nodeObject(node, facts, metav1.Now())); err != nil {
+	broadcaster := events.NewBroadcaster(events.Config{Store: store})
+	if err := startNode(store, node, facts, broadcaster); err != nil {
 		return fmt.Errorf("registering node %s: %w", node.name, err)
 	}
-	broadcaster := events.NewBroadcaster(events.Config{Store: store})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

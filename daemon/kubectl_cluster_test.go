@@ -114,6 +114,11 @@ func TestKubectlEventsNodesNamespaces(t *testing.T) {
 		"KubeletReady", "kubelet is posting ready status", "InternalIP:", "Non-terminated Pods:"); m != "" {
 		t.Errorf("describe node lacks %q:\n%s", m, out)
 	}
+	waitFor(t, 30*time.Second, "the node's events", func() (bool, error) {
+		out = k.run("describe", "node", node)
+		return missing(out, "Starting kubelet.", "Node "+node+" status is now: NodeReady",
+			"RegisteredNode", "Registered Node "+node+" in Controller", "node-controller") == "", nil
+	})
 
 	// Deleting the namespace deletes what it holds, then the namespace.
 	if out := k.run("delete", "namespace", "team", "--timeout=60s"); !strings.Contains(out, `namespace "team" deleted`) {

@@ -15,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/skiff-sh/skiff/daemon/events"
 	"github.com/skiff-sh/skiff/db"
 )
 
@@ -192,4 +194,34 @@ func runNodeStatus(ctx context.Context, store *db.Store, n node, f nodeFacts, in
 			}
 		}
 	}
+}
+
+// startNode registers the node and records what the kubelet and the node
+// controller report when a node starts: "Starting kubelet." every time,
+// and when the node is new its conditions and its registration.
+func startNode(store *db.Store, n node, f nodeFacts, b *events.Broadcaster) error {
+	_, err := store.Get(db.Nodes, "", n.name)
+	created := errors.Is(err, db.ErrNotFound)
+	if err := registerNode(store, nodeObject(n, f, metav1.Now())); err != nil {
+		return err
+	}
+	// NOTE: the kubelet refers to its node with the node's name as uid.
+	ref := &corev1.ObjectReference{Kind: "Node", Name: n.name, UID: types.UID(n.name)}
+	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.name})
+	kubelet.Event(ref, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	if !created {
+		return nil
+	}
+	for _, reason := range []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"} {
+		kubelet.Event(ref, corev1.EventTypeNormal, reason, "Node %s status is now: %s", n.name, reason)
+	}
+	kubelet.Event(ref, corev1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
+	kubelet.Event(ref, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", n.name)
+	obj, err := store.Get(db.Nodes, "", n.name)
+	if err != nil {
+		return err
+	}
+	b.NewRecorder(corev1.EventSource{Component: "node-controller"}).
+		Event(obj, corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.name, n.name)
+	return nil
 }
