@@ -28,6 +28,11 @@ const (
 // writeJSON encodes obj as the JSON response with the given code, indented
 // when the request asks for pretty output.
 func writeJSON(w http.ResponseWriter, r *http.Request, code int, obj any) {
+	writeJSONAs(w, r, code, mediaJSON, obj)
+}
+
+// writeJSONAs is writeJSON with the given Content-Type.
+func writeJSONAs(w http.ResponseWriter, r *http.Request, code int, contentType string, obj any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	if isPretty(r) {
@@ -37,7 +42,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, obj any) {
 		http.Error(w, fmt.Sprintf("encoding response: %v", err), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -6,11 +6,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Legacy (unaggregated) discovery. kubectl asks for aggregated discovery
-// first and falls back to these documents when the answer is plain JSON.
+// Legacy (unaggregated) discovery. kubectl asks /api and /apis for
+// aggregated discovery first (discovery_aggregated.go) and reads these
+// documents when the answer is plain JSON.
 
 // coreVersions serves /api.
 func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
+	if s.aggregatedDiscovery(w, r, true) {
+		return
+	}
 	writeJSON(w, r, http.StatusOK, &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: []string{coreV1.version},
@@ -22,6 +26,9 @@ func (s *server) coreVersions(w http.ResponseWriter, r *http.Request) {
 
 // groupList serves /apis: every named group.
 func (s *server) groupList(w http.ResponseWriter, r *http.Request) {
+	if s.aggregatedDiscovery(w, r, false) {
+		return
+	}
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "APIGroupList"},
 		Groups: []metav1.APIGroup{}}
 	for _, gv := range groupVersions {
@@ -54,7 +61,7 @@ func (s *server) resourceList(gv groupVersion) http.HandlerFunc {
 }
 
 // apiResourceList lists the resources of gv with their subresources, as
-// kube-apiserver does (deletecollection is not served, so not listed).
+// kube-apiserver does.
 func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "APIResourceList"},
 		GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}

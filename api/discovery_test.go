@@ -13,6 +13,7 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -239,5 +240,69 @@ func TestOpenAPIV2(t *testing.T) {
 	}
 	if pb.Swagger != "2.0" || len(pb.Definitions.GetAdditionalProperties()) != len(doc.Definitions) {
 		t.Errorf("protobuf document: swagger %q, %d definitions", pb.Swagger, len(pb.Definitions.GetAdditionalProperties()))
+	}
+}
+
+func TestAggregatedDiscovery(t *testing.T) {
+	ts := newTestServer(t)
+	accept := "Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+	tests := map[string]struct {
+		path, accept string
+		wantGroups   []string // "" for the core group
+	}{
+		"core":             {path: "/api", accept: accept, wantGroups: []string{""}},
+		"named groups":     {path: "/apis", accept: accept, wantGroups: []string{"batch"}},
+		"plain JSON first": {path: "/api", accept: "Accept: application/json, " + mediaAggregatedDiscovery},
+		"only v2beta1":     {path: "/apis", accept: "Accept: application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"},
+		"anything":         {path: "/apis", accept: "Accept: */*"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := ts.mustDo(t, "GET", tc.path, "", tc.accept)
+			if tc.wantGroups == nil {
+				if ct := r.header.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type %q, want legacy discovery", ct)
+				}
+				return
+			}
+			if ct := r.header.Get("Content-Type"); ct != mediaAggregatedDiscovery {
+				t.Errorf("Content-Type %q", ct)
+			}
+			var list apidiscoveryv2.APIGroupDiscoveryList
+			mustJSON(t, r.body, &list)
+			var groups []string
+			for _, g := range list.Items {
+				groups = append(groups, g.Name)
+			}
+			if list.Kind != "APIGroupDiscoveryList" || list.APIVersion != "apidiscovery.k8s.io/v2" {
+				t.Errorf("TypeMeta %+v", list.TypeMeta)
+			}
+			if !cmp.Equal(groups[:len(tc.wantGroups)], tc.wantGroups) {
+				t.Errorf("groups %v, want %v first", groups, tc.wantGroups)
+			}
+		})
+	}
+	// The batch group's jobs, as kubectl reads them.
+	var list apidiscoveryv2.APIGroupDiscoveryList
+	mustJSON(t, ts.mustDo(t, "GET", "/apis", "", accept).body, &list)
+	var jobs *apidiscoveryv2.APIResourceDiscovery
+	for _, g := range list.Items {
+		for _, v := range g.Versions {
+			for i, res := range v.Resources {
+				if g.Name == "batch" && v.Version == "v1" && res.Resource == "jobs" {
+					jobs = &v.Resources[i]
+				}
+			}
+		}
+	}
+	want := &apidiscoveryv2.APIResourceDiscovery{
+		Resource: "jobs", SingularResource: "job", Scope: apidiscoveryv2.ScopeNamespace, Categories: []string{"all"},
+		ResponseKind: &metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
+		Verbs:        []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+		Subresources: []apidiscoveryv2.APISubresourceDiscovery{{Subresource: "status",
+			ResponseKind: &metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, Verbs: []string{"get", "patch", "update"}}},
+	}
+	if diff := cmp.Diff(want, jobs); diff != "" {
+		t.Errorf("jobs (-want +got):\n%s", diff)
 	}
 }
