@@ -53,9 +53,13 @@ func (r *containerRun) event(eventtype, reason, messageFmt string, args ...any) 
 	}
 	ref := r.w.podRef()
 	ref.ResourceVersion = r.pod.ResourceVersion
-	ref.FieldPath = fmt.Sprintf("spec.containers{%s}", r.spec.Name)
-	if r.kind != kindRegular {
+	switch r.kind {
+	case kindInit, kindSidecar:
 		ref.FieldPath = fmt.Sprintf("spec.initContainers{%s}", r.spec.Name)
+	case kindEphemeral:
+		ref.FieldPath = fmt.Sprintf("spec.ephemeralContainers{%s}", r.spec.Name)
+	default:
+		ref.FieldPath = fmt.Sprintf("spec.containers{%s}", r.spec.Name)
 	}
 	rec.Event(ref, eventtype, reason, messageFmt, args...)
 }

@@ -121,6 +121,7 @@ func TestContainerEventReferences(t *testing.T) {
 		{w: w, pod: pod, spec: &corev1.Container{Name: "main"}, kind: kindRegular},
 		{w: w, pod: pod, spec: &corev1.Container{Name: "setup"}, kind: kindInit},
 		{w: w, pod: pod, spec: &corev1.Container{Name: "proxy"}, kind: kindSidecar},
+		{w: w, pod: pod, spec: &corev1.Container{Name: "debugger"}, kind: kindEphemeral},
 	} {
 		r.event(corev1.EventTypeNormal, "Started", "Started container %v", r.spec.Name)
 	}
@@ -129,6 +130,7 @@ func TestContainerEventReferences(t *testing.T) {
 		"spec.containers{main} Normal Started Started container main",
 		"spec.initContainers{setup} Normal Started Started container setup",
 		"spec.initContainers{proxy} Normal Started Started container proxy",
+		"spec.ephemeralContainers{debugger} Normal Started Started container debugger",
 		" Warning OutOfcpu Node didn't have enough resource: cpu",
 	}
 	if diff := cmp.Diff(want, rec.events); diff != "" {
