@@ -68,11 +68,12 @@ func applyTo(rs *resource, status bool, live db.Object, patch *unstructured.Unst
 	out, err := fm.Apply(live, patch.DeepCopy(), opts.manager, opts.force)
 	var apiStatus apierrors.APIStatus
 	switch {
-	case err != nil && !errors.As(err, &apiStatus) && strings.HasPrefix(err.Error(), "failed to create typed patch object"):
-		// NOTE: kube-apiserver 1.34 answers this (an applied field the
-		// schema does not declare) with a 500, a known bug
-		// (kubernetes/kubernetes#139253); the fix proposed there makes it a
-		// 400 with the same message, and a client's mistake is never a 5xx here.
+	case err != nil && !errors.As(err, &apiStatus) && isApplyInputError(err):
+		// NOTE: kube-apiserver 1.34 answers these (an applied field the
+		// schema does not declare or of the wrong type, a value the Go type
+		// cannot hold) with a 500, a known bug (kubernetes/kubernetes#139253);
+		// the fix proposed there makes them 400s with the same message: a
+		// client's mistake is never a 5xx here.
 		return nil, apierrors.NewBadRequest(err.Error())
 	case err != nil:
 		return nil, err
@@ -108,4 +109,13 @@ func decodeApplyPatch(w http.ResponseWriter, body []byte, directive fieldValidat
 		addWarning(w, err.Error())
 	}
 	return patch, nil
+}
+
+// isApplyInputError reports whether a plain error of the field manager's
+// Apply comes from the applied configuration rather than from the stored
+// object.
+func isApplyInputError(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "failed to create typed patch object") ||
+		strings.HasPrefix(msg, "failed to convert new object")
 }
