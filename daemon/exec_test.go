@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,13 +145,6 @@ func (term *terminal) expect(want string) {
 	}
 }
 
-// output is everything kubectl wrote so far.
-func (term *terminal) output() string {
-	term.mu.Lock()
-	defer term.mu.Unlock()
-	return term.out.String()
-}
-
 // exit waits for kubectl to end and checks that it exited 0.
 func (term *terminal) exit() {
 	term.t.Helper()
@@ -245,6 +239,46 @@ func TestKubectlExecAttachDebug(t *testing.T) {
 		}
 	})
 
+	t.Run("attach -it", func(t *testing.T) {
+		pod := runningJobPod(t, s, "attachee-tty", corev1.Container{Command: []string{"sh"}, Stdin: true, TTY: true})
+		term := kubectl.onTerminal("attach", "-it", pod.Name)
+		term.expect("If you don't see a command prompt")
+		term.typeIn("echo hello-$((2+3))\r")
+		term.expect("hello-5")
+		// kubectl sends its terminal's size (after a size one larger, to
+		// make the container redraw): the container's TTY takes it, and
+		// every change.
+		ttySize := func(want string) func() (bool, error) {
+			return func() (bool, error) {
+				out, _, _ := kubectl.run("", "exec", pod.Name, "--", "stty", "-F", "/dev/console", "size")
+				return strings.TrimSpace(out) == want, nil
+			}
+		}
+		waitFor(t, 30*time.Second, "the terminal's size in the container", ttySize("24 100"))
+		if err := pty.Setsize(term.tty, &pty.Winsize{Rows: 30, Cols: 90}); err != nil {
+			t.Fatal(err)
+		}
+		_ = term.cmd.Process.Signal(syscall.SIGWINCH)
+		waitFor(t, 30*time.Second, "the resize to reach the container", ttySize("30 90"))
+		term.typeIn("exit\r")
+		term.exit()
+	})
+
+	t.Run("cp", func(t *testing.T) {
+		src := filepath.Join(t.TempDir(), "payload")
+		payload := bytes.Repeat([]byte("binary\x00\xff data\n"), 10000)
+		if err := os.WriteFile(src, payload, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		kubectl.mustRun("", "cp", src, sleeper.Name+":/tmp/payload")
+		back := filepath.Join(t.TempDir(), "back")
+		kubectl.mustRun("", "cp", sleeper.Name+":/tmp/payload", back)
+		got, err := os.ReadFile(back)
+		if err != nil || !bytes.Equal(got, payload) {
+			t.Errorf("the file came back with %d bytes (%v), want %d", len(got), err, len(payload))
+		}
+	})
+
 	t.Run("debug", func(t *testing.T) {
 		term := kubectl.onTerminal("debug", "-it", sleeper.Name, "--image=busybox:1.35", "--target=main", "--", "sh")
 		term.expect("If you don't see a command prompt")
@@ -253,7 +287,6 @@ func TestKubectlExecAttachDebug(t *testing.T) {
 		term.expect("pids=1\r\n")
 		term.typeIn("exit\r")
 		term.exit()
-		t.Logf("debug session:\n%s", term.output())
 		pod, err := s.client.CoreV1().Pods("default").Get(context.Background(), sleeper.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
