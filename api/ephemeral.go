@@ -132,6 +132,17 @@ func checkUpdatePreconditions(obj db.Object, old *corev1.Pod) error {
 	return nil
 }
 
+// validatePodCreate validates a new Pod: as any pod, and without ephemeral
+// containers, which only the subresource adds.
+func validatePodCreate(obj db.Object) field.ErrorList {
+	pod := obj.(*corev1.Pod)
+	errs := validatePod(pod)
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
+	}
+	return errs
+}
+
 // allowedEphemeralFields are the Container fields an ephemeral container
 // may set.
 // NOTE: kube-apiserver's allow-list: ports, resources, probes, lifecycle

@@ -171,3 +171,22 @@ func TestEphemeralContainersSubresource(t *testing.T) {
 		t.Errorf("changing one (-want,+got):\n%s", diff)
 	}
 }
+
+func TestPodCreateWithEphemeralContainers(t *testing.T) {
+	srv := newStreamServer(t, &fakeStreams{})
+	body := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"app","image":"busybox:1.35"}],` +
+		`"ephemeralContainers":[{"name":"dbg","image":"busybox:1.35"}]}}`
+	resp, err := http.Post(srv.URL+"/api/v1/namespaces/default/pods", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st metav1.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	want := `Pod "p" is invalid: spec.ephemeralContainers: Forbidden: cannot be set on create`
+	if resp.StatusCode != http.StatusUnprocessableEntity || st.Message != want {
+		t.Errorf("create: %d %q, want 422 %q", resp.StatusCode, st.Message, want)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 )
@@ -30,7 +29,7 @@ var podResource = &resource{
 	columns:            podColumns,
 	cells:              func(obj db.Object, now time.Time) []any { return podCells(obj.(*corev1.Pod), now) },
 	prepareCreate:      preparePodCreate,
-	validateCreate:     func(obj db.Object) field.ErrorList { return validatePod(obj.(*corev1.Pod)) },
+	validateCreate:     validatePodCreate,
 	prepareUpdate:      preparePodUpdate,
 	validateUpdate:     validatePodUpdate,
 	spec:               func(obj db.Object) any { return obj.(*corev1.Pod).Spec },
