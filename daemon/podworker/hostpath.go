@@ -18,7 +18,7 @@ func checkHostPath(path string, typ *corev1.HostPathType) error {
 	}
 	fi, statErr := os.Stat(path)
 	exists := statErr == nil
-	mode := os.FileMode(0)
+	mode := os.ModeIrregular // nothing there: no type matches
 	if exists {
 		mode = fi.Mode()
 	}

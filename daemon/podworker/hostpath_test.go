@@ -37,6 +37,8 @@ func TestCheckHostPath(t *testing.T) {
 		"directory or create":                    {path: missing + "2/sub", typ: typ(corev1.HostPathDirectoryOrCreate), created: os.ModeDir},
 		"directory or create, a file":            {path: file, typ: typ(corev1.HostPathDirectoryOrCreate), wantErr: "hostPath type check failed: " + file + " is not a directory"},
 		"file":                                   {path: file, typ: typ(corev1.HostPathFile)},
+		"file, missing":                          {path: missing, typ: typ(corev1.HostPathFile), wantErr: "hostPath type check failed: " + missing + " is not a file"},
+		"socket, missing":                        {path: missing, typ: typ(corev1.HostPathSocket), wantErr: "hostPath type check failed: " + missing + " is not a socket file"},
 		"file, a directory":                      {path: dir, typ: typ(corev1.HostPathFile), wantErr: "hostPath type check failed: " + dir + " is not a file"},
 		"file or create":                         {path: missing + "3", typ: typ(corev1.HostPathFileOrCreate), created: 0},
 		"file or create without its parent":      {path: missing + "4/f", typ: typ(corev1.HostPathFileOrCreate), wantErr: "open " + missing + "4/f: no such file or directory"},
