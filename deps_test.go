@@ -26,6 +26,10 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"garbage collector uses the store only": {"daemon/garbagecollector", []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"event recorder uses the store only": {"daemon/events", []string{
+			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"namespace controller uses the store only": {"daemon/namespacecontroller", []string{
+			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"pod worker never imports api": {"daemon/podworker", []string{module + "/api"}},
 	}
 	for name, tc := range tests {
