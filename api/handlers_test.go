@@ -122,6 +122,9 @@ func TestHandlerStatusCodes(t *testing.T) {
 			req: request{"GET", jobsPath + "/nope", "", nil}, wantCode: 404, wantReason: metav1.StatusReasonNotFound,
 			wantMsg: `jobs.batch "nope" not found`,
 		},
+		"get a name no object can have": {
+			req: request{"GET", jobsPath + "/a%00b", "", nil}, wantCode: 404, wantReason: metav1.StatusReasonNotFound,
+		},
 		"get missing pod": {
 			req: request{"GET", podsPath + "/nope", "", nil}, wantCode: 404, wantMsg: `pods "nope" not found`,
 		},

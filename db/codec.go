@@ -51,7 +51,8 @@ func checkKey(r Resource, namespace, name string) error {
 	case name == "":
 		return fmt.Errorf("%s in %q: name is required", r.Name, namespace)
 	case strings.Contains(namespace, keySeparator) || strings.Contains(name, keySeparator):
-		return fmt.Errorf("%s %q: NUL in namespace or name", r.Name, describeKey(namespace, name))
+		// No object can have such a key: reading one finds nothing.
+		return fmt.Errorf("%s %q: NUL in namespace or name: %w", r.Name, describeKey(namespace, name), ErrNotFound)
 	}
 	return nil
 }

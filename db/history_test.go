@@ -203,3 +203,10 @@ func TestWaitFor(t *testing.T) {
 		t.Errorf("WaitFor across Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestGetOfAnImpossibleKeyIsNotFound(t *testing.T) {
+	s, _ := openStore(t)
+	if _, err := s.Get(Pods, "ns", "a\x00b"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get of a name with NUL: %v, want ErrNotFound", err)
+	}
+}
