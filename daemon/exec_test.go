@@ -285,6 +285,12 @@ func TestKubectlExecAttachDebug(t *testing.T) {
 		// The target's processes are visible: its PID namespace is shared.
 		term.typeIn("echo pids=$(ps -o args | grep -c 'sleep 360[0]')\r")
 		term.expect("pids=1\r\n")
+		// It is in the pod's network.
+		if sleeper.Status.PodIP == "" {
+			t.Fatal("the pod has no IP")
+		}
+		term.typeIn("ip -4 -o addr show eth0 | sed 's/.* inet \\([^/]*\\).*/ip=\\1/'\r")
+		term.expect("ip=" + sleeper.Status.PodIP + "\r\n")
 		term.typeIn("exit\r")
 		term.exit()
 		pod, err := s.client.CoreV1().Pods("default").Get(context.Background(), sleeper.Name, metav1.GetOptions{})
