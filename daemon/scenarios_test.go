@@ -64,11 +64,13 @@ type conditionSummary struct {
 }
 
 // podGroup states the pods of one completion index (or all of them).
-// Exit codes, annotations and labels are compared only when stated.
+// Exit codes, hostnames, annotations and labels are compared only when
+// stated.
 type podGroup struct {
 	Index       *int                `json:"index,omitempty"`
 	Phases      []corev1.PodPhase   `json:"phases"`
 	ExitCodes   []int32             `json:"exitCodes,omitempty"`
+	Hostnames   []string            `json:"hostnames,omitempty"`
 	Annotations map[string][]string `json:"annotations,omitempty"`
 	Labels      map[string][]string `json:"labels,omitempty"`
 }
@@ -267,6 +269,13 @@ func summarizePods(pods []corev1.Pod, want podGroup) podGroup {
 			}
 		}
 		slices.Sort(got.ExitCodes)
+	}
+	if want.Hostnames != nil {
+		got.Hostnames = []string{}
+		for _, p := range selected {
+			got.Hostnames = append(got.Hostnames, p.Spec.Hostname)
+		}
+		slices.Sort(got.Hostnames)
 	}
 	got.Annotations = valuesOf(selected, want.Annotations, func(p corev1.Pod) map[string]string { return p.Annotations })
 	got.Labels = valuesOf(selected, want.Labels, func(p corev1.Pod) map[string]string { return p.Labels })
