@@ -60,6 +60,7 @@ var _ podworker.Runtime = (*runtime.Runtime)(nil)
 
 // Run runs skiffd until ctx ends.
 func Run(ctx context.Context, cfg Config) (retErr error) {
+	routeKlog(logrus.StandardLogger().WriterLevel(logrus.DebugLevel))
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}

@@ -13,14 +13,14 @@ import (
 	"github.com/skiff-sh/skiff/runtime"
 )
 
-// containerKind tells the three kinds of container of a pod apart.
+// containerKind tells the kinds of container of a pod apart.
 type containerKind int
 
 const (
-	kindRegular containerKind = iota
-	kindInit                  // runs to completion before the regular containers
-	kindSidecar               // restartable init container: runs beside them
-	kindEphemeral             // added by kubectl debug: runs once (ephemeral.go)
+	kindRegular   containerKind = iota
+	kindInit                    // runs to completion before the regular containers
+	kindSidecar                 // restartable init container: runs beside them
+	kindEphemeral               // added by kubectl debug: runs once (ephemeral.go)
 )
 
 // containerRun drives one container of a pod through its instances:
