@@ -81,8 +81,11 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 	opts := logs.Options{Since: time.Now()}
 	spec := containerSpec(pod, container)
 	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
-	if sio.Stdin != nil && spec != nil && spec.Stdin {
+	switch {
+	case sio.Stdin != nil && spec != nil && spec.Stdin:
 		go s.forwardStdin(ctx, id, sio.Stdin, spec.StdinOnce, log)
+	case sio.Stdin != nil:
+		go drain(sio.Stdin)
 	}
 	if sio.Resize != nil {
 		go s.forwardResizes(ctx, id, sio.Resize, log)
@@ -104,6 +107,7 @@ func (s *streams) forwardStdin(ctx context.Context, id string, in io.Reader, onc
 	w, err := s.rt.AttachStdin(ctx, id)
 	if err != nil {
 		log.WithError(err).Debug("attach without stdin")
+		drain(in)
 		return
 	}
 	if _, err := io.Copy(w, in); err != nil {
@@ -117,6 +121,13 @@ func (s *streams) forwardStdin(ctx context.Context, id string, in io.Reader, onc
 			log.WithError(err).Warn("closing stdin (stdinOnce)")
 		}
 	}
+}
+
+// drain reads and drops a client's stdin that goes nowhere.
+// NOTE: over WebSocket, unread stdin would hold up every other frame of
+// the session (resizes, the close signal).
+func drain(in io.Reader) {
+	_, _ = io.Copy(io.Discard, in)
 }
 
 // forwardResizes applies the client's terminal sizes to the instance's TTY.

@@ -145,9 +145,13 @@ func TestForwardStdin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rt := &fakeStreamRuntime{noStdin: tc.noStdin}
 			s := &streams{rt: rt}
-			s.forwardStdin(context.Background(), "app3", strings.NewReader("ls\n"), tc.once, logrus.NewEntry(logrus.New()))
+			in := strings.NewReader("ls\n")
+			s.forwardStdin(context.Background(), "app3", in, tc.once, logrus.NewEntry(logrus.New()))
 			if diff := cmp.Diff(tc.want, rt.calls); diff != "" {
 				t.Errorf("calls (-want,+got):\n%s", diff)
+			}
+			if tc.noStdin && in.Len() != 0 {
+				t.Errorf("%d bytes of stdin left unread", in.Len())
 			}
 			if want := map[bool]string{false: "ls\n", true: ""}[tc.noStdin]; rt.stdin.String() != want {
 				t.Errorf("stdin %q, want %q", rt.stdin.String(), want)
