@@ -48,7 +48,13 @@ func (s *server) delete(rs *resource) http.HandlerFunc {
 			})
 			return
 		}
-		s.respond(w, r, rs, http.StatusOK, res.obj)
+		code := http.StatusOK
+		// NOTE: kube-apiserver answers 202 for a deletion left pending
+		// after the client asked for cascading with orphanDependents=false.
+		if !res.deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents { //nolint:staticcheck // as kube
+			code = http.StatusAccepted
+		}
+		s.respond(w, r, rs, code, res.obj)
 	}
 }
 

@@ -208,3 +208,16 @@ func TestUpdatePreconditions(t *testing.T) {
 		t.Errorf("unconditional PUT: %d %s", r.code, r.body)
 	}
 }
+
+func TestDeletePendingWithCascadeIsAccepted(t *testing.T) {
+	ts := newTestServer(t)
+	for _, name := range []string{"a", "b"} {
+		ts.mustDo(t, "POST", jobsPath, strings.Replace(jobJSON(name), `"name":"`+name+`"`, `"name":"`+name+`","finalizers":["example.com/hold"]`, 1))
+	}
+	if r := ts.do(t, "DELETE", jobsPath+"/a", `{"orphanDependents":false}`); r.code != 202 {
+		t.Errorf("pending deletion with orphanDependents=false: %d, want 202", r.code)
+	}
+	if r := ts.do(t, "DELETE", jobsPath+"/b", `{"propagationPolicy":"Background"}`); r.code != 200 {
+		t.Errorf("pending deletion: %d, want 200", r.code)
+	}
+}
