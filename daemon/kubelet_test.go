@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // These tests check the pod worker (the kubelet's half) against real
@@ -261,6 +263,89 @@ func TestKubeletContainers(t *testing.T) {
 				}
 			},
 		},
+		"command not found: StartError": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.Containers[0].Command = []string{"/no/such/binary"}
+			},
+			until: isFinished,
+			check: func(t *testing.T, p *corev1.Pod) {
+				term := terminated(p, "c0")
+				if p.Status.Phase != corev1.PodFailed || term == nil || term.Reason != "StartError" || term.ExitCode != 128 || !strings.Contains(term.Message, "/no/such/binary") {
+					t.Errorf("phase %s, terminated %+v: want Failed, StartError 128 naming the binary", p.Status.Phase, term)
+				}
+			},
+		},
+		"image not present with pull policy Never": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.Containers[0].Image = "busybox:no-such-tag"
+				p.Spec.Containers[0].ImagePullPolicy = corev1.PullNever
+			},
+			until: func(p *corev1.Pod) bool {
+				cs := statusOf(p, "c0")
+				return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ErrImageNeverPull"
+			},
+			check: func(t *testing.T, p *corev1.Pod) {
+				want := `Container image "busybox:no-such-tag" is not present with pull policy of Never`
+				if got := statusOf(p, "c0").State.Waiting.Message; got != want || p.Status.Phase != corev1.PodPending {
+					t.Errorf("phase %s, message %q; want Pending, %q", p.Status.Phase, got, want)
+				}
+			},
+		},
+		"crash loop back-off": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+				p.Spec.Containers[0].Command = []string{"sh", "-c", "exit 5"}
+			},
+			until: func(p *corev1.Pod) bool {
+				cs := statusOf(p, "c0")
+				return cs != nil && cs.RestartCount >= 2 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+			},
+			check: func(t *testing.T, p *corev1.Pod) {
+				cs := statusOf(p, "c0")
+				prefix := "back-off "
+				suffix := fmt.Sprintf(" restarting failed container=c0 pod=%s_default(%s)", p.Name, p.UID)
+				if msg := cs.State.Waiting.Message; !strings.HasPrefix(msg, prefix) || !strings.HasSuffix(msg, suffix) {
+					t.Errorf("message %q, want %q<delay>%q", msg, prefix, suffix)
+				}
+				if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 5 || last.Reason != "Error" {
+					t.Errorf("lastState %+v, want exit 5", cs.LastTerminationState)
+				}
+				if p.Status.Phase != corev1.PodRunning {
+					t.Errorf("phase %s, want Running while it restarts", p.Status.Phase)
+				}
+				if err := s.client.CoreV1().Pods("default").Delete(context.Background(), p.Name, metav1.DeleteOptions{}); err != nil {
+					t.Error(err)
+				}
+			},
+		},
+		"httpGet and tcpSocket probes": {
+			pod: func(p *corev1.Pod) {
+				port := 20000 + int(time.Now().UnixNano()%20000)
+				p.Spec.RestartPolicy = corev1.RestartPolicyAlways
+				c := &p.Spec.Containers[0]
+				c.Command = []string{"sh", "-c", fmt.Sprintf("mkdir -p /www; echo ok > /www/index.html; sleep 1; exec httpd -f -p %d -h /www", port)}
+				c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
+				c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/index.html", Port: intstr.FromString("http")}}, PeriodSeconds: 1}
+				c.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(port)}}, PeriodSeconds: 1, InitialDelaySeconds: 2}
+			},
+			until: func(p *corev1.Pod) bool {
+				c := podCondition(p, corev1.PodReady)
+				return c != nil && c.Status == corev1.ConditionTrue
+			},
+			check: func(t *testing.T, p *corev1.Pod) {
+				time.Sleep(3 * time.Second) // let the liveness probe run a few times
+				got, err := s.client.CoreV1().Pods("default").Get(context.Background(), p.Name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cs := statusOf(got, "c0"); cs.RestartCount != 0 || !cs.Ready || cs.State.Running == nil {
+					t.Errorf("status %+v, want running, ready, never restarted", cs)
+				}
+				if err := s.client.CoreV1().Pods("default").Delete(context.Background(), p.Name, metav1.DeleteOptions{}); err != nil {
+					t.Error(err)
+				}
+			},
+		},
 		"liveness probe fails": {
 			pod: func(p *corev1.Pod) {
 				p.Spec.RestartPolicy = corev1.RestartPolicyAlways
@@ -480,6 +565,46 @@ func TestKubeletAdmission(t *testing.T) {
 	}
 	if p, err := pods.Get(ctx, "huge", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodPending {
 		t.Errorf("huge: %v %v, want still Pending", p.Status.Phase, err)
+	}
+}
+
+// TestKubeletParallelism100: a Job with parallelism 100 whose pods ask for
+// half a CPU runs no more of them at once than the node's allocatable
+// holds, and completes.
+func TestKubeletParallelism100(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t, "--system-reserved", "cpu=500m")
+	s.start()
+	ctx := context.Background()
+	job := shJob("wide", "sleep 0.5", 12, 100, 0, corev1.RestartPolicyNever)
+	job.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	if _, err := s.client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	capacity, _ := resource.ParseQuantity(fmt.Sprint(goruntime.NumCPU()))
+	capacity.Sub(resource.MustParse("500m"))
+	most := int(capacity.MilliValue() / 500)
+	maxRunning := 0
+	waitFor(t, 2*time.Minute, "job wide complete", func() (bool, error) {
+		list, err := s.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		admitted := 0
+		for _, p := range list.Items {
+			if c := podCondition(&p, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionTrue && !isFinished(&p) {
+				admitted++
+			}
+		}
+		maxRunning = max(maxRunning, admitted)
+		j, err := s.client.BatchV1().Jobs("default").Get(ctx, "wide", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return j.Status.Succeeded == 12, nil
+	})
+	if maxRunning > most || maxRunning == 0 {
+		t.Errorf("at most %d pods admitted at once, want 1..%d", maxRunning, most)
 	}
 }
 
