@@ -608,6 +608,42 @@ func TestKubeletParallelism100(t *testing.T) {
 	}
 }
 
+// TestKubeletRecoversInit: skiffd killed while an init container and a
+// sidecar run picks them up again on restart: the init container is not
+// run twice, the sidecar keeps its instance, the pod completes.
+func TestKubeletRecoversInit(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	pod := shPod("resumed", corev1.RestartPolicyNever, "cat /data/count > /dev/termination-log")
+	mount := []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	pod.Spec.InitContainers = []corev1.Container{
+		{Name: "side", Image: "busybox:1.35", RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways), Command: []string{"sh", "-c", ignoreTerm}},
+		{Name: "init", Image: "busybox:1.35", Command: []string{"sh", "-c", "echo run >> /data/count; sleep 2"}, VolumeMounts: mount},
+	}
+	if _, err := s.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := waitPod(t, s.client, "resumed", time.Minute, "init running", func(p *corev1.Pod) bool {
+		cs := statusOf(p, "init")
+		return cs != nil && cs.State.Running != nil
+	})
+	s.kill()
+	s.start()
+	after := waitPod(t, s.client, "resumed", time.Minute, "done", isFinished)
+	if term := terminated(after, "c0"); after.Status.Phase != corev1.PodSucceeded || term == nil || term.Message != "run\n" {
+		t.Errorf("phase %s, c0 %+v: want Succeeded, the init container run once", after.Status.Phase, term)
+	}
+	if cs := statusOf(after, "init"); cs.RestartCount != 0 || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+		t.Errorf("init %+v, want completed without restart", cs)
+	}
+	side := statusOf(after, "side")
+	if side.RestartCount != 0 || side.State.Terminated == nil || side.State.Terminated.ContainerID != statusOf(before, "side").ContainerID {
+		t.Errorf("sidecar %+v, want its first instance stopped at the end", side)
+	}
+}
+
 // memTotal is the machine's memory, as skiffd reads its capacity.
 func memTotal() (int64, error) {
 	b, err := os.ReadFile("/proc/meminfo")
