@@ -31,8 +31,7 @@ func setConditions(pod *corev1.Pod, now metav1.Time) {
 	setCondition(status, init, now)
 	ready := containersReadyCondition(spec, status)
 	ready.ObservedGeneration = gen
-	podReady := ready
-	podReady.Type = corev1.PodReady
+	podReady := readyCondition(spec, status, ready)
 	setCondition(status, podReady, now)
 	setCondition(status, ready, now)
 	for i := range status.Conditions {
@@ -129,6 +128,30 @@ func containersReadyCondition(spec *corev1.PodSpec, status *corev1.PodStatus) co
 	}
 	if len(msgs) > 0 {
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reasonContainersNotRdy, strings.Join(msgs, ", ")
+	}
+	return cond
+}
+
+// readyCondition is the kubelet's GeneratePodReadyCondition: as
+// ContainersReady, and then every readiness gate's condition must be True.
+func readyCondition(spec *corev1.PodSpec, status *corev1.PodStatus, containersReady corev1.PodCondition) corev1.PodCondition {
+	cond := containersReady
+	cond.Type = corev1.PodReady
+	if cond.Status != corev1.ConditionTrue {
+		return cond
+	}
+	var msgs []string
+	for _, rg := range spec.ReadinessGates {
+		c := findCondition(status, rg.ConditionType)
+		switch {
+		case c == nil:
+			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(rg.ConditionType)))
+		case c.Status != corev1.ConditionTrue:
+			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(rg.ConditionType), c.Status))
+		}
+	}
+	if len(msgs) > 0 {
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, "ReadinessGatesNotReady", strings.Join(msgs, ", ")
 	}
 	return cond
 }

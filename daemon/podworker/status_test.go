@@ -317,3 +317,18 @@ func TestTerminatedReason(t *testing.T) {
 		})
 	}
 }
+
+func TestReadyConditionGates(t *testing.T) {
+	spec := &corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: "example.com/lb"}, {ConditionType: "example.com/dns"}}}
+	status := &corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: "example.com/lb", Status: corev1.ConditionFalse}}}
+	got := readyCondition(spec, status, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue})
+	want := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady",
+		Message: `the status of pod readiness gate "example.com/lb" is not "True", but False, corresponding condition of pod readiness gate "example.com/dns" does not exist.`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+	status.Conditions = []corev1.PodCondition{{Type: "example.com/lb", Status: corev1.ConditionTrue}, {Type: "example.com/dns", Status: corev1.ConditionTrue}}
+	if got := readyCondition(spec, status, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}); got.Status != corev1.ConditionTrue {
+		t.Errorf("all gates True: %+v", got)
+	}
+}
