@@ -644,8 +644,11 @@ func TestJobTTLAcrossRestart(t *testing.T) {
 
 // TestJobScale5000: a Job of 5000 completions, 20 at a time, of containers
 // running `true`, completes with every pod counted once. It runs alone (not
-// in parallel) and reports its throughput.
+// in parallel), reports its throughput, and is skipped with -short.
 func TestJobScale5000(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5000 pods take minutes; -short skips them")
+	}
 	const completions, parallelism = 5000, 20
 	s := newSkiffd(t)
 	s.start()
