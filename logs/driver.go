@@ -6,16 +6,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 )
 
 // DriverArg is the argument that marks a skiffd invocation as the log
-// driver: the shim runs `skiffd log-driver <logpath>` (cio.BinaryIO with
-// query {"log-driver": logpath}), with the container's stdout on fd 3,
-// stderr on fd 4, and a ready pipe on fd 5.
+// driver: the shim runs `skiffd log-driver <arg>` (cio.BinaryIO with query
+// {"log-driver": arg}, arg from Rotation.Arg), with the container's stdout on
+// fd 3, stderr on fd 4, and a ready pipe on fd 5.
 const DriverArg = "log-driver"
 
 // The file descriptors containerd's shim hands to a binary logger
@@ -27,13 +26,20 @@ const (
 )
 
 // RunDriver is the log driver's main: it copies fd 3/4 into the CRI-format
-// file at path until both close. cmd/skiffd calls it when os.Args[1] == DriverArg.
+// file named by arg (an absolute path, or Rotation.Arg's file URL to rotate
+// it) until both close. cmd/skiffd calls it when os.Args[1] == DriverArg.
 //
-// It creates path (0640, parents 0750) and holds an exclusive flock on it
-// until it returns, closes fd 5 once it is ready to read (the shim waits for
-// that before starting the container), and ignores SIGINT, SIGTERM and SIGHUP.
-// A nil error means both streams reached EOF and every entry was written.
-func RunDriver(path string) error {
+// It creates the file (0640, parents 0750) and holds an exclusive flock on
+// its current file until it returns, closes fd 5 once it is ready to read
+// (the shim waits for that before starting the container), and ignores
+// SIGINT, SIGTERM and SIGHUP. A nil error means both streams reached EOF and
+// every entry was written.
+func RunDriver(arg string) error {
+	path, rot, err := ParseDriverArg(arg)
+	if err != nil {
+		os.NewFile(readyFD, "ready").Close()
+		return err
+	}
 	// NOTE: the shim sends SIGTERM when it closes the container's IO and
 	// SIGKILLs 12s later; signals sent to the process group must not cut the
 	// log short either. The driver ends when its pipes reach EOF.
@@ -44,22 +50,22 @@ func RunDriver(path string) error {
 	ready := os.NewFile(readyFD, "ready")
 	defer out.Close()
 	defer errs.Close()
-	return runDriver(path, out, errs, ready, time.Now)
+	return runDriver(path, rot, out, errs, ready, time.Now)
 }
 
 // runDriver is RunDriver on explicit streams and clock.
-func runDriver(path string, out, errs io.Reader, ready io.Closer, now func() time.Time) error {
-	f, err := createLocked(path)
+func runDriver(path string, rot Rotation, out, errs io.Reader, ready io.Closer, now func() time.Time) error {
+	lf, err := openLogFile(path, rot, now)
 	if err != nil {
 		ready.Close()
 		return err
 	}
-	defer f.Close()
+	defer lf.close()
 	if err := ready.Close(); err != nil {
 		return fmt.Errorf("signalling readiness: %w", err)
 	}
 
-	ew := newEntryWriter(f, now)
+	ew := newEntryWriter(lf, now)
 	var wg sync.WaitGroup
 	var copyErrs [numStreams]error
 	for s, r := range map[stream]io.Reader{stdout: out, stderr: errs} {
@@ -67,23 +73,4 @@ func runDriver(path string, out, errs io.Reader, ready io.Closer, now func() tim
 	}
 	wg.Wait()
 	return errors.Join(copyErrs[stdout], copyErrs[stderr], ew.firstErr())
-}
-
-// createLocked opens path for appending, creating it and its parents, and
-// takes the exclusive lock that tells readers a writer is alive.
-func createLocked(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("creating log directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
-	if err != nil {
-		return nil, fmt.Errorf("opening log file: %w", err)
-	}
-	// NOTE: blocking, because a reader may hold a shared lock for an instant
-	// while it checks for a writer.
-	if err := flock(f, syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return f, nil
 }

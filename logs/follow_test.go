@@ -26,7 +26,7 @@ func startLiveDriver(t *testing.T, path string) *liveDriver {
 	errR, errW := io.Pipe()
 	ready := make(chan struct{})
 	d := &liveDriver{out: outW, errs: errW, done: make(chan error, 1)}
-	go func() { d.done <- runDriver(path, outR, errR, closerFunc(func() { close(ready) }), time.Now) }()
+	go func() { d.done <- runDriver(path, Rotation{}, outR, errR, closerFunc(func() { close(ready) }), time.Now) }()
 	<-ready
 	t.Cleanup(func() { d.stop(t) })
 	return d

@@ -1,7 +1,7 @@
 package logs
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -48,37 +48,72 @@ func (ew *entryWriter) firstErr() error {
 	return ew.err
 }
 
-// copyStream frames everything read from r as entries of stream s until EOF:
-// a line of up to maxLineSize bytes becomes one F entry, a longer one P
-// entries of maxLineSize bytes and a final F, and data left without a newline
-// at EOF a P entry.
+// readSize is the most copyStream reads from a stream at once.
+const readSize = 64 * 1024
+
+// copyStream frames everything read from r as entries of stream s until EOF.
+// Each read is written out at once: every complete line in it as an F entry
+// and the text after the last newline as a P entry, so that a prompt or a
+// progress bar reaches the log (and attach) without waiting for a newline.
+// Lines longer than maxLineSize are cut into P entries of maxLineSize bytes.
+//
+// NOTE: containerd CRI's writer (pkg/cri/io/logger.go) writes a P entry only
+// for a line longer than the maximum or at EOF, and otherwise holds text
+// until its newline: kubectl attach on a cluster streams the container's
+// output pipe, not the log. Here attach follows the log file, so the driver
+// cuts at read boundaries instead; readers join P entries back into lines.
+// Like CRI's writer, it never cuts "\r\n" in two: a read ending in '\r' keeps
+// that byte for the next one.
 func copyStream(r io.Reader, s stream, ew *entryWriter) error {
-	// One byte more than a full entry, so that a line of exactly maxLineSize
-	// bytes plus its newline still fits as one F entry.
-	br := bufio.NewReaderSize(r, maxLineSize+1)
+	buf := make([]byte, 1+readSize)
+	held := 0 // 1 while buf[0] is a '\r' kept from the previous read
 	for {
-		line, err := br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			ew.write(s, false, trimEOL(line))
-		case errors.Is(err, bufio.ErrBufferFull):
-			// The last byte goes back to start the next chunk, so every P
-			// entry carries exactly maxLineSize bytes.
-			ew.write(s, true, line[:len(line)-1])
-			if err := br.UnreadByte(); err != nil {
-				return fmt.Errorf("splitting long %s line: %w", s, err)
+		n, err := r.Read(buf[held : held+readSize])
+		if n > 0 {
+			rest := writeLines(buf[:held+n], s, ew)
+			held = 0
+			if k := len(rest); k > 0 && rest[k-1] == '\r' {
+				rest, held = rest[:k-1], 1
 			}
-		default:
-			// NOTE: like containerd CRI, data without a final newline is
-			// written as a partial entry.
-			if len(line) > 0 {
-				ew.write(s, true, line)
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("reading %s: %w", s, err)
+			writeChunks(rest, s, true, ew)
+			buf[0] = '\r' // read on after it when held
 		}
+		if err == nil {
+			continue
+		}
+		if held == 1 {
+			ew.write(s, true, buf[:1])
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("reading %s: %w", s, err)
+	}
+}
+
+// writeLines writes the complete lines of data as entries and returns the
+// text after the last newline.
+func writeLines(data []byte, s stream, ew *entryWriter) []byte {
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return data
+		}
+		writeChunks(trimEOL(data[:i+1]), s, false, ew)
+		data = data[i+1:]
+	}
+}
+
+// writeChunks writes text as entries of at most maxLineSize bytes, all P but
+// the last, which is P when partial and F otherwise. Empty partial text
+// writes nothing; an empty line is one empty F entry.
+func writeChunks(text []byte, s stream, partial bool, ew *entryWriter) {
+	for len(text) > maxLineSize {
+		ew.write(s, true, text[:maxLineSize])
+		text = text[maxLineSize:]
+	}
+	if len(text) > 0 || !partial {
+		ew.write(s, partial, text)
 	}
 }
 

@@ -95,7 +95,7 @@ func TestRunDriverTwoStreams(t *testing.T) {
 			}
 		})
 	}
-	if err := runDriver(path, outR, errR, ready, time.Now); err != nil {
+	if err := runDriver(path, Rotation{}, outR, errR, ready, time.Now); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -145,7 +145,7 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 func TestRunDriverAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "0.log")
 	for _, text := range []string{"first\n", "second\n"} {
-		err := runDriver(path, strings.NewReader(text), strings.NewReader(""), &closeRecorder{}, fixedClock)
+		err := runDriver(path, Rotation{}, strings.NewReader(text), strings.NewReader(""), &closeRecorder{}, fixedClock)
 		if err != nil {
 			t.Fatal(err)
 		}

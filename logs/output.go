@@ -17,7 +17,7 @@ type output struct {
 	flusher    interface{ Flush() } // the destination's, e.g. http.Flusher
 	since      time.Time
 	timestamps bool
-	skip       int64 // lines still to drop (tail)
+	skip       int64 // lines still to drop (tail), counted by the lineSink
 	limited    bool
 	remain     int64
 	stamp      []byte
@@ -51,12 +51,8 @@ func (o *output) line(l logLine) error {
 	if l.time.Before(o.since) {
 		return nil
 	}
-	if o.timestamps {
-		o.stamp = l.time.AppendFormat(o.stamp[:0], timeFormatOut)
-		o.stamp = append(o.stamp, ' ')
-		if err := o.put(o.stamp); err != nil {
-			return err
-		}
+	if err := o.timestamp(l.time); err != nil {
+		return err
 	}
 	if err := o.put(l.text); err != nil {
 		return err
@@ -65,6 +61,16 @@ func (o *output) line(l logLine) error {
 		return nil
 	}
 	return o.put([]byte{'\n'})
+}
+
+// timestamp writes the prefix of a line stamped t, if Options.Timestamps.
+func (o *output) timestamp(t time.Time) error {
+	if !o.timestamps {
+		return nil
+	}
+	o.stamp = t.AppendFormat(o.stamp[:0], timeFormatOut)
+	o.stamp = append(o.stamp, ' ')
+	return o.put(o.stamp)
 }
 
 // put writes b, cut at the byte limit.

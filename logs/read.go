@@ -20,6 +20,11 @@ type Options struct {
 	LimitBytes *int64
 	Since      time.Time // zero = all
 	Timestamps bool
+	// Live writes each entry's text as soon as it is read instead of
+	// joining partial entries into whole lines first, for attach: a prompt
+	// shows before its line ends. Since then drops entries (not lines) older
+	// than it, and TailLines counts lines by where they begin.
+	Live bool
 }
 
 // Follow tells Write how to go on after the current attempt's file:
@@ -32,53 +37,63 @@ type Follow struct {
 }
 
 // Write writes the content of the given CRI log file to w (text only, or
-// "<RFC3339Nano> <text>" with Timestamps), applying opts. With follow != nil
-// it keeps streaming new lines, then moves to later attempts through
-// follow.Next, until that says ok=false and the current file is drained, or
-// ctx ends.
+// "<RFC3339Nano> <text>" with Timestamps), applying opts. The rotated files
+// of path (path.<timestamp>) come first, oldest first. With follow != nil it
+// keeps streaming new lines, through rotations, then moves to later attempts
+// through follow.Next, until that says ok=false and the current file is
+// drained, or ctx ends.
 //
 // Partial entries are joined into one line with the entry that completes
-// them; a line the container never finished is written without a newline.
-// TailLines applies to the first file and counts logical lines; Since drops
-// lines older than it by their first entry's time; LimitBytes counts output
-// bytes, timestamps included, and may cut the last line. A file is drained
-// (left for the next attempt or ended) only once its driver has released its
-// lock. Next is asked with attempt for the first file, attempt+1 for the file
-// it returned, and so on, while the current file is being streamed.
-// Timestamps have a fixed nine-digit fraction, as the kubelet prints them.
+// them (unless opts.Live); a line the container never finished is written
+// without a newline. TailLines applies to the first attempt and counts
+// logical lines; Since drops lines older than it by their first entry's
+// time; LimitBytes counts output bytes, timestamps included, and may cut the
+// last line. A file is drained (left for its successor, the next attempt, or
+// ended) only once its driver has released its lock. Next is asked with
+// attempt for the first file, attempt+1 for the file it returned, and so
+// on, while the current file is being streamed. Timestamps have a fixed
+// nine-digit fraction, as the kubelet prints them.
 //
 // A missing file is an error wrapping os.ErrNotExist; when ctx ends Write
 // returns ctx.Err(). If w has a Flush() method (http.Flusher), it is called
 // whenever Write has caught up with the file.
+//
+// NOTE: the kubelet reads only an instance's current file, so that after a
+// rotation kubectl logs no longer shows the older output; skiff keeps
+// rotated files uncompressed and reads them too, so a pod's whole retained
+// log stays readable.
 func Write(ctx context.Context, w io.Writer, path string, attempt int, opts Options, follow *Follow) error {
-	f, err := os.Open(path)
+	files, err := openChain(path, nil)
 	if err != nil {
-		return fmt.Errorf("opening log: %w", err)
+		return err
 	}
 	out := newOutput(w, opts)
 	if out.isFull() {
-		f.Close()
+		closeFiles(files)
 		return nil
 	}
 	// NOTE: the API rejects a negative tailLines; here it means all lines,
 	// as in the kubelet.
 	if opts.TailLines != nil && *opts.TailLines >= 0 {
-		if err := seekTail(f, *opts.TailLines, out); err != nil {
-			f.Close()
+		first, err := seekTail(files, *opts.TailLines, out, opts.Live)
+		if err != nil {
+			closeFiles(files)
 			return err
 		}
+		closeFiles(files[:first])
+		files = files[first:]
 	}
+	c := &logCopy{sink: newSink(out, opts.Live), out: out, follow: follow}
 	for {
-		next, more, err := copyFile(ctx, f, attempt, out, follow)
-		f.Close()
+		next, more, err := c.copyAttempt(ctx, path, files, attempt)
 		if errors.Is(err, errLimitReached) {
 			return out.flush()
 		}
 		if err != nil || !more {
 			return err
 		}
-		attempt++
-		if f, err = os.Open(next); err != nil {
+		attempt, path = attempt+1, next
+		if files, err = openChain(path, nil); err != nil {
 			return fmt.Errorf("opening log of attempt %d: %w", attempt, err)
 		}
 	}
@@ -90,22 +105,39 @@ type nextAttempt struct {
 	ok   bool
 }
 
-// copyFile writes f's lines to out; with follow, it keeps reading until Next
-// has answered and the file's writer is gone, and returns Next's answer.
-func copyFile(ctx context.Context, f *os.File, attempt int, out *output, follow *Follow) (next string, more bool, err error) {
-	c := &fileCopy{lines: newLineReader(f), out: out, path: f.Name()}
-	if follow == nil {
+// logCopy is the reading state of a Write.
+type logCopy struct {
+	sink   lineSink
+	out    *output
+	follow *Follow
+	lines  *lineReader // of the file being read
+	name   string      // of the file being read
+}
+
+// copyAttempt writes the lines of one container instance's files (see
+// openChain; the last one is the current file) to the output. With follow,
+// it keeps reading through rotations until Next has answered and the
+// current file's writer is gone, and returns Next's answer. It closes files.
+func (c *logCopy) copyAttempt(ctx context.Context, path string, files []*os.File, attempt int) (next string, more bool, err error) {
+	defer func() { closeFiles(files) }()
+	if err := c.readComplete(ctx, files[:len(files)-1]); err != nil {
+		return "", false, err
+	}
+	files = files[len(files)-1:]
+	cur := files[0]
+	c.open(cur)
+	if c.follow == nil {
 		if err := c.catchUp(ctx); err != nil {
 			return "", false, err
 		}
-		return "", false, c.finish()
+		return "", false, c.sink.finish()
 	}
 
 	nextCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	answer := make(chan nextAttempt, 1)
 	go func() {
-		path, ok := follow.Next(nextCtx, attempt)
+		path, ok := c.follow.Next(nextCtx, attempt)
 		answer <- nextAttempt{path: path, ok: ok}
 	}()
 	ticker := time.NewTicker(pollInterval)
@@ -116,17 +148,19 @@ func copyFile(ctx context.Context, f *os.File, attempt int, out *output, follow 
 		if err := c.catchUp(ctx); err != nil {
 			return "", false, err
 		}
-		if ended != nil {
-			gone, err := isWriterGone(f)
-			if err != nil {
+		st, err := c.settle(ctx, path, cur, ended != nil)
+		if err != nil {
+			return "", false, err
+		}
+		switch st {
+		case fileEnded:
+			return ended.path, ended.ok, c.sink.finish()
+		case fileRotated:
+			if files, err = c.advance(ctx, path, cur); err != nil {
 				return "", false, err
 			}
-			if gone {
-				if err := c.catchUp(ctx); err != nil {
-					return "", false, err
-				}
-				return ended.path, ended.ok, c.finish()
-			}
+			cur = files[0]
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -138,44 +172,104 @@ func copyFile(ctx context.Context, f *os.File, attempt int, out *output, follow 
 	}
 }
 
-// fileCopy is the reading state of one log file.
-type fileCopy struct {
-	lines *lineReader
-	asm   assembler
-	out   *output
-	path  string
+// fileState is where a followed file stands once read to its end.
+type fileState int
+
+const (
+	fileOpen    fileState = iota // its writer may still add to it
+	fileRotated                  // complete, and path names its successor
+	fileEnded                    // complete, still path, and the instance ended
+)
+
+// settle finds where the followed file cur stands, catching up with what
+// its writer wrote before it let go. ended says Next has answered.
+//
+// NOTE: the driver renames the next file over path before it releases
+// the lock on the old one, so once the lock is gone a rotation shows.
+func (c *logCopy) settle(ctx context.Context, path string, cur *os.File, ended bool) (fileState, error) {
+	replaced, err := isReplaced(path, cur)
+	if err != nil || !replaced && !ended {
+		return fileOpen, err
+	}
+	gone, err := isWriterGone(cur)
+	if err != nil || !gone {
+		return fileOpen, err
+	}
+	if err := c.catchUp(ctx); err != nil {
+		return fileOpen, err
+	}
+	if !replaced {
+		if replaced, err = isReplaced(path, cur); err != nil {
+			return fileOpen, err
+		}
+	}
+	if replaced {
+		return fileRotated, nil
+	}
+	return fileEnded, nil
+}
+
+// advance opens the files after the rotated file cur, reads the complete
+// ones and returns the current one, ready to read. It closes cur.
+func (c *logCopy) advance(ctx context.Context, path string, cur *os.File) ([]*os.File, error) {
+	st, err := cur.Stat()
+	cur.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	files, err := openChain(path, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.readComplete(ctx, files[:len(files)-1]); err != nil {
+		closeFiles(files)
+		return nil, err
+	}
+	last := files[len(files)-1]
+	c.open(last)
+	return []*os.File{last}, nil
+}
+
+// readComplete reads files that no one writes any more, closing them.
+func (c *logCopy) readComplete(ctx context.Context, files []*os.File) error {
+	for _, f := range files {
+		c.open(f)
+		err := c.catchUp(ctx)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// open makes f the file being read.
+//
+// NOTE: each file gets its own line reader: a line torn at the end of a
+// rotated file (a failed write) is dropped, not glued to the next file's
+// first line. P entries still join across files.
+func (c *logCopy) open(f *os.File) {
+	c.lines, c.name = newLineReader(f), f.Name()
 }
 
 // catchUp writes every complete entry up to the current end of the file.
-func (c *fileCopy) catchUp(ctx context.Context) error {
+func (c *logCopy) catchUp(ctx context.Context) error {
 	for {
 		line, err := c.lines.next()
 		if errors.Is(err, io.EOF) {
 			return c.out.flush()
 		}
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", c.path, err)
+			return fmt.Errorf("reading %s: %w", c.name, err)
 		}
 		e, err := parseEntry(line)
 		if err != nil {
 			// NOTE: the kubelet skips lines it cannot parse, too.
-			logrus.WithError(err).WithField("path", c.path).Error("skipping log line")
+			logrus.WithError(err).WithField("path", c.name).Error("skipping log line")
 			continue
 		}
-		if l, ok := c.asm.add(e); ok {
-			if err := c.out.line(l); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// finish writes the lines left unfinished at the end of the file.
-func (c *fileCopy) finish() error {
-	for _, l := range c.asm.flush() {
-		if err := c.out.line(l); err != nil {
+		if err := c.sink.add(e); err != nil {
 			return err
 		}
 	}
-	return c.out.flush()
 }

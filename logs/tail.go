@@ -23,34 +23,102 @@ const (
 	tailLookback = 256 * 1024
 )
 
-// seekTail positions f so that reading it yields the last n logical lines of
-// its current content: it seeks to the first entry that can belong to them
-// and sets o.skip to the number of earlier lines the reader must drop.
+// seekTail finds where the last n logical lines of the files' current
+// content begin (the files are one log, oldest first): it positions that
+// file there and returns its index, and sets o.skip to the number of
+// earlier lines the reader must drop.
 //
-// Only the end of the file is read: the scan goes backwards until n lines
+// Only the end of the log is read: the scan goes backwards until n lines
 // and the beginnings of the lines still open in either stream are found.
-func seekTail(f *os.File, n int64, o *output) error {
-	st, err := f.Stat()
+func seekTail(files []*os.File, n int64, o *output, live bool) (int, error) {
+	r, err := newConcat(files)
 	if err != nil {
-		return fmt.Errorf("tailing log: %w", err)
+		return 0, fmt.Errorf("tailing log: %w", err)
 	}
-	size := st.Size()
-	start, err := tailStart(f, size, n)
+	start, err := tailStart(r, r.size, n)
 	if err != nil {
-		return fmt.Errorf("tailing %s: %w", f.Name(), err)
+		return 0, fmt.Errorf("tailing %s: %w", r.name(), err)
 	}
-	complete, pending, err := countLines(io.NewSectionReader(f, start, size-start))
+	complete, pending, err := countLines(io.NewSectionReader(r, start, r.size-start))
 	if err != nil {
-		return fmt.Errorf("tailing %s: %w", f.Name(), err)
+		return 0, fmt.Errorf("tailing %s: %w", r.name(), err)
 	}
-	// Lines still open at the end come out last, so they are kept and fewer
-	// complete ones make up the n.
-	keep := max(0, n-pending)
-	o.skip = max(0, complete-keep)
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return fmt.Errorf("tailing %s: %w", f.Name(), err)
+	if live {
+		// Lines come out as they begin: the last n to begin are kept.
+		o.skip = max(0, complete+pending-n)
+	} else {
+		// Lines still open at the end come out last, so they are kept and
+		// fewer complete ones make up the n.
+		keep := max(0, n-pending)
+		o.skip = max(0, complete-keep)
 	}
-	return nil
+	i, off := r.locate(start)
+	if _, err := files[i].Seek(off, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("tailing %s: %w", r.name(), err)
+	}
+	return i, nil
+}
+
+// concat reads files as one, each as large as it was when concat was made.
+type concat struct {
+	files []*os.File
+	ends  []int64 // offset after each file
+	size  int64
+}
+
+func newConcat(files []*os.File) (*concat, error) {
+	c := &concat{files: files}
+	for _, f := range files {
+		st, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		c.size += st.Size()
+		c.ends = append(c.ends, c.size)
+	}
+	return c, nil
+}
+
+// name is the current file's, for errors.
+func (c *concat) name() string {
+	return c.files[len(c.files)-1].Name()
+}
+
+// locate returns the file and offset in it of offset off of c.
+func (c *concat) locate(off int64) (int, int64) {
+	for i, end := range c.ends {
+		if off < end {
+			return i, off - (end - c.fileSize(i))
+		}
+	}
+	last := len(c.files) - 1
+	return last, c.fileSize(last)
+}
+
+func (c *concat) fileSize(i int) int64 {
+	if i == 0 {
+		return c.ends[0]
+	}
+	return c.ends[i] - c.ends[i-1]
+}
+
+// ReadAt implements io.ReaderAt.
+func (c *concat) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if off >= c.size {
+			return n, io.EOF
+		}
+		i, at := c.locate(off)
+		k := min(int64(len(p)), c.fileSize(i)-at)
+		m, err := c.files[i].ReadAt(p[:k], at)
+		n += m
+		if err != nil && !(errors.Is(err, io.EOF) && int64(m) == k) {
+			return n, err
+		}
+		p, off = p[m:], off+int64(m)
+	}
+	return n, nil
 }
 
 // countLines counts the complete logical lines in r and those still open at
