@@ -3,6 +3,7 @@ package logs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -22,11 +23,19 @@ type liveDriver struct {
 
 func startLiveDriver(t *testing.T, path string) *liveDriver {
 	t.Helper()
+	return startRotatingDriver(t, path, Rotation{})
+}
+
+// startRotatingDriver is startLiveDriver with a rotation policy.
+func startRotatingDriver(t *testing.T, path string, rot Rotation) *liveDriver {
+	t.Helper()
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	ready := make(chan struct{})
 	d := &liveDriver{out: outW, errs: errW, done: make(chan error, 1)}
-	go func() { d.done <- runDriver(path, Rotation{}, outR, errR, closerFunc(func() { close(ready) }), time.Now) }()
+	go func() {
+		d.done <- runDriver(path, rot, outR, errR, closerFunc(func() { close(ready) }), time.Now)
+	}()
 	<-ready
 	t.Cleanup(func() { d.stop(t) })
 	return d
@@ -240,4 +249,119 @@ func TestFollowEnds(t *testing.T) {
 			t.Errorf("Write error = %v, want fs.ErrNotExist", err)
 		}
 	})
+}
+
+// writePieces writes text to w in pieces of n bytes, so that lines reach the
+// driver cut at arbitrary places.
+func writePieces(w io.Writer, text string, n int) {
+	for len(text) > 0 {
+		k := min(n, len(text))
+		io.WriteString(w, text[:k])
+		text = text[k:]
+	}
+}
+
+// TestFollowAcrossRotations follows a log while its driver rotates it many
+// times: every line of both streams comes out once, whole and in order.
+func TestFollowAcrossRotations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	d := startRotatingDriver(t, path, Rotation{MaxSize: 2000, MaxFiles: 1000})
+	ended := &Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
+	out := newSyncBuffer()
+	done := writeFollow(context.Background(), out, path, Options{}, ended)
+
+	_, outLines := numberedLines("out", 3000)
+	errText, errLines := numberedLines("err", 3000)
+	var wg sync.WaitGroup
+	wg.Go(func() { writePieces(d.errs, errText, 77) })
+	// Stdout waits for the follower now and then, so that rotations also
+	// happen while it reads the current file.
+	for i := 0; i < len(outLines); i += 300 {
+		batch := outLines[i:min(i+300, len(outLines))]
+		writePieces(d.out, strings.Join(batch, "\n")+"\n", 100)
+		out.waitContains(t, "\n"+batch[len(batch)-1]+"\n")
+	}
+	wg.Wait()
+	d.stop(t)
+	if err := waitDone(t, done); err != nil {
+		t.Fatal(err)
+	}
+
+	got := map[string][]string{}
+	for _, line := range strings.SplitAfter(out.String(), "\n") {
+		if line == "" {
+			break
+		}
+		if !strings.HasSuffix(line, "\n") {
+			t.Fatalf("unterminated line %q", line)
+		}
+		prefix, _, _ := strings.Cut(line, " ")
+		got[prefix] = append(got[prefix], strings.TrimSuffix(line, "\n"))
+	}
+	if diff := cmp.Diff(map[string][]string{"out": outLines, "err": errLines}, got); diff != "" {
+		t.Errorf("lines (-want,+got):\n%.2000s", diff)
+	}
+	if rotated, _ := rotatedFiles(path); len(rotated) < 50 {
+		t.Errorf("only %d rotations", len(rotated))
+	}
+}
+
+// TestFollowTailAcrossRotations starts a tail in rotated files and follows
+// on through more rotations.
+func TestFollowTailAcrossRotations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	d := startRotatingDriver(t, path, Rotation{MaxSize: 300, MaxFiles: 1000})
+	before, beforeLines := numberedLines("before", 40)
+	io.WriteString(d.out, before)
+	waitForFile(t, path, "before 039")
+
+	ended := &Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
+	out := newSyncBuffer()
+	done := writeFollow(context.Background(), out, path, Options{TailLines: ptr[int64](15)}, ended)
+	want := strings.Join(beforeLines[25:], "\n") + "\n"
+	out.waitFor(t, want)
+	after, _ := numberedLines("after", 40)
+	writePieces(d.out, after, 10)
+	d.stop(t)
+	if err := waitDone(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want+after, out.String()); diff != "" {
+		t.Errorf("output (-want,+got):\n%s", diff)
+	}
+}
+
+// TestFollowLive shows that a Live follower gets text without its newline
+// at once, through rotations, while a joined one gets the same lines whole.
+func TestFollowLive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	d := startRotatingDriver(t, path, Rotation{MaxSize: 60, MaxFiles: 100})
+	ended := &Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
+	live, joined := newSyncBuffer(), newSyncBuffer()
+	liveDone := writeFollow(context.Background(), live, path, Options{Live: true}, ended)
+	joinedDone := writeFollow(context.Background(), joined, path, Options{}, ended)
+
+	io.WriteString(d.out, "/ # ")
+	live.waitFor(t, "/ # ")
+	var want strings.Builder
+	want.WriteString("/ # ")
+	for i := range 4 {
+		for _, piece := range []string{"ec", fmt.Sprintf("ho %d\r", i), "\n", "/ # "} {
+			io.WriteString(d.out, piece)
+			want.WriteString(strings.ReplaceAll(piece, "\r", ""))
+			live.waitFor(t, want.String())
+		}
+	}
+	d.stop(t)
+	for _, done := range []<-chan error{liveDone, joinedDone} {
+		if err := waitDone(t, done); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(want.String(), joined.String()); diff != "" {
+		t.Errorf("joined output (-want,+got):\n%s", diff)
+	}
+	if rotated, _ := rotatedFiles(path); len(rotated) < 5 {
+		t.Errorf("only %d rotations", len(rotated))
+	}
 }

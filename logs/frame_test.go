@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -172,4 +173,37 @@ func BenchmarkDriverLines(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(lines*b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// TestCopyStreamReadBoundaries checks that whatever a read returns is
+// written at once: text without its newline as a P entry.
+func TestCopyStreamReadBoundaries(t *testing.T) {
+	long := strings.Repeat("x", maxLineSize)
+	for name, tc := range map[string]struct {
+		reads []string
+		want  []string
+	}{
+		"prompt":            {reads: []string{"/ # "}, want: []string{"P:/ # "}},
+		"prompt then input": {reads: []string{"/ # ", "l", "s\r\n", "a\nb"}, want: []string{"P:/ # ", "P:l", "F:s", "F:a", "P:b"}},
+		"crlf across reads": {reads: []string{"one\r", "\ntwo\r\n"}, want: []string{"P:one", "F:", "F:two"}},
+		"cr then text":      {reads: []string{"50%\r", "60%\r", "done\n"}, want: []string{"P:50%", "P:\r60%", "F:\rdone"}},
+		"cr at eof":         {reads: []string{"bar\r"}, want: []string{"P:bar", "P:\r"}},
+		"lone cr read":      {reads: []string{"\r", "\r", "\n"}, want: []string{"P:\r", "F:"}},
+		"long read cut":     {reads: []string{long + "ab", "c\n"}, want: []string{"P:" + long, "P:ab", "F:c"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := copyStream(&chunkReader{chunks: slices.Clone(tc.reads)}, stdout, newEntryWriter(&out, fixedClock)); err != nil {
+				t.Fatal(err)
+			}
+			got := streamTexts(t, out.String())[stdout]
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("entries (-want,+got):\n%s", diff)
+			}
+			joined := strings.Join(joinEntries(append(got, "F:")), "\n")
+			if want := strings.ReplaceAll(strings.Join(tc.reads, ""), "\r\n", "\n"); joined != want {
+				t.Errorf("joined text %.200q, want %.200q", joined, want)
+			}
+		})
+	}
 }

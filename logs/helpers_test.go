@@ -2,6 +2,7 @@ package logs
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -98,6 +99,25 @@ func (b *syncBuffer) waitFor(t *testing.T, want string) {
 	}
 }
 
+// waitContains waits until the buffer contains want.
+func (b *syncBuffer) waitContains(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		b.mu.Lock()
+		got, changed := b.buf.String(), b.changed
+		b.mu.Unlock()
+		if strings.Contains(got, want) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("output never contained %q", want)
+		}
+	}
+}
+
 // waitForFile waits until the file at path contains want; there is no event
 // to wait on for another process's writes, so it polls.
 func waitForFile(t *testing.T, path, want string) {
@@ -138,4 +158,28 @@ func streamTexts(t *testing.T, content string) map[stream][]string {
 		got[e.stream] = append(got[e.stream], tag+string(e.text))
 	}
 	return got
+}
+
+// writeRotatedLog creates the log at path as rotated files, one per group of
+// entries but the last, which is the current file.
+func writeRotatedLog(t *testing.T, path string, groups ...[]testEntry) {
+	t.Helper()
+	for i, g := range groups[:len(groups)-1] {
+		writeLog(t, rotatedName(path, t0.Add(time.Duration(i)*time.Millisecond)), g...)
+	}
+	writeLog(t, path, groups[len(groups)-1]...)
+}
+
+// chunkReader returns one chunk per Read, as a pipe does with separate writes.
+type chunkReader struct{ chunks []string }
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.chunks[0])
+	if r.chunks[0] = r.chunks[0][n:]; r.chunks[0] == "" {
+		r.chunks = r.chunks[1:]
+	}
+	return n, nil
 }

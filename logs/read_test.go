@@ -83,6 +83,24 @@ func TestWrite(t *testing.T) {
 		"limit zero":              {entries: mixedLog, opts: Options{LimitBytes: ptr[int64](0)}, want: ""},
 		"limit counts timestamps": {entries: mixedLog, opts: Options{LimitBytes: ptr[int64](33), Timestamps: true}, want: "2024-01-02T03:04:06.500000000Z on"},
 		"limit after tail":        {entries: mixedLog, opts: Options{TailLines: ptr[int64](2), LimitBytes: ptr[int64](7)}, want: "four\nun"},
+		"live":                    {entries: mixedLog, opts: Options{Live: true}, want: "one\ntwthree\no\nfour\nunfinished"},
+		"live since":              {entries: mixedLog, opts: Options{Live: true, Since: at(4)}, want: "o\nfour\nunfinished"},
+		"live tail 2":             {entries: mixedLog, opts: Options{Live: true, TailLines: ptr[int64](2)}, want: "four\nunfinished"},
+		"live tail 4":             {entries: mixedLog, opts: Options{Live: true, TailLines: ptr[int64](4)}, want: "twthree\no\nfour\nunfinished"},
+		"live limit":              {entries: mixedLog, opts: Options{Live: true, LimitBytes: ptr[int64](6)}, want: "one\ntw"},
+		"live timestamps": {
+			entries: mixedLog[:4],
+			opts:    Options{Live: true, Timestamps: true},
+			want: "2024-01-02T03:04:06.500000000Z one\n" +
+				"2024-01-02T03:04:07.500000000Z tw" +
+				"2024-01-02T03:04:08.500000000Z three\n" +
+				"o\n",
+		},
+		"live timestamps since": {
+			entries: mixedLog[:4],
+			opts:    Options{Live: true, Timestamps: true, Since: at(3)},
+			want:    "2024-01-02T03:04:08.500000000Z three\n2024-01-02T03:04:09.500000000Z o\n",
+		},
 		"malformed lines skipped": {
 			entries: mixedLog[:1],
 			extra:   "garbage\n" + entriesText(testEntry{9, stderr, false, "after"}),
