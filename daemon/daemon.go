@@ -26,6 +26,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -52,6 +53,10 @@ type Config struct {
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
 	// the node's allocatable is its capacity minus this (cpu, memory).
 	SystemReserved corev1.ResourceList
+	// ContainerLogRotation is the container log rotation policy, the
+	// kubelet's --container-log-max-size and --container-log-max-files
+	// (zero = never rotate).
+	ContainerLogRotation logs.Rotation
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 }
@@ -61,6 +66,9 @@ var _ podworker.Runtime = (*runtime.Runtime)(nil)
 // Run runs skiffd until ctx ends.
 func Run(ctx context.Context, cfg Config) (retErr error) {
 	routeKlog(logrus.StandardLogger().WriterLevel(logrus.DebugLevel))
+	if err := cfg.ContainerLogRotation.Validate(); err != nil {
+		return fmt.Errorf("container log rotation: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
@@ -88,7 +96,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return fmt.Errorf("finding the log driver: %w", err)
 		}
 	}
-	rtOpts := []runtime.Option{runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo"))}
+	rtOpts := []runtime.Option{
+		runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo")),
+		runtime.WithLogDriverArg(cfg.ContainerLogRotation.Arg),
+	}
 	if cfg.RegistryConfig != "" {
 		rtOpts = append(rtOpts, runtime.WithRegistryConfig(cfg.RegistryConfig))
 	}

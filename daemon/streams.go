@@ -62,8 +62,9 @@ func (s *streams) Exec(ctx context.Context, pod *corev1.Pod, container string, c
 // Attach joins the client to the running instance of the pod's container
 // until the instance's output ends (it exited) or ctx does.
 //
-// Output comes from the instance's log file, what it writes from now on; a
-// line shows once it is complete; stdout and stderr both go to the client's
+// Output comes from the instance's log file, what it writes from now on,
+// each piece as soon as the log driver writes it (a prompt shows before its
+// line ends), through log rotations; stdout and stderr both go to the client's
 // stdout (or its stderr when it asked for that alone). Stdin goes to the
 // instance's stdin when the container has one (spec stdin with a TTY: see
 // runtime's stdin.go); with stdinOnce, the first session that ends its
@@ -78,7 +79,7 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 	// NOTE: output is what the instance writes from now on; taking it by
 	// time rather than from the file's current end means no output caused
 	// by the client's first input can slip in before the file is read.
-	opts := logs.Options{Since: time.Now()}
+	opts := logs.Options{Since: time.Now(), Live: true}
 	spec := containerSpec(pod, container)
 	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
 	switch {

@@ -161,11 +161,12 @@ func streamTexts(t *testing.T, content string) map[stream][]string {
 }
 
 // writeRotatedLog creates the log at path as rotated files, one per group of
-// entries but the last, which is the current file.
+// entries but the last, which is the current file. A file is rotated a
+// millisecond after its last entry.
 func writeRotatedLog(t *testing.T, path string, groups ...[]testEntry) {
 	t.Helper()
-	for i, g := range groups[:len(groups)-1] {
-		writeLog(t, rotatedName(path, t0.Add(time.Duration(i)*time.Millisecond)), g...)
+	for _, g := range groups[:len(groups)-1] {
+		writeLog(t, rotatedName(path, at(g[len(g)-1].sec).Add(time.Millisecond)), g...)
 	}
 	writeLog(t, path, groups[len(groups)-1]...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -83,6 +84,9 @@ func Write(ctx context.Context, w io.Writer, path string, attempt int, opts Opti
 		closeFiles(files[:first])
 		files = files[first:]
 	}
+	if opts.Live && opts.TailLines == nil {
+		files = skipOlder(files, path, opts.Since)
+	}
 	c := &logCopy{sink: newSink(out, opts.Live), out: out, follow: follow}
 	for {
 		next, more, err := c.copyAttempt(ctx, path, files, attempt)
@@ -97,6 +101,22 @@ func Write(ctx context.Context, w io.Writer, path string, attempt int, opts Opti
 			return fmt.Errorf("opening log of attempt %d: %w", attempt, err)
 		}
 	}
+}
+
+// skipOlder closes and drops the leading rotated files rotated before
+// since: every entry in them is older than since. (With Options.Live, Since
+// drops entries, so the output is the same; attach starts at once even
+// after a long log.)
+func skipOlder(files []*os.File, path string, since time.Time) []*os.File {
+	for len(files) > 1 {
+		t, err := time.Parse(rotatedFormat, strings.TrimPrefix(files[0].Name(), path+"."))
+		if err != nil || !t.Before(since) {
+			break
+		}
+		files[0].Close()
+		files = files[1:]
+	}
+	return files
 }
 
 // nextAttempt is the answer of Follow.Next.

@@ -221,6 +221,33 @@ func TestWriteRotated(t *testing.T) {
 	}
 }
 
+// TestWriteLiveSkipsOlderFiles checks that a Live read with Since does not
+// read files rotated before Since: the one here lies, holding a later entry.
+func TestWriteLiveSkipsOlderFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	writeLog(t, rotatedName(path, at(1)), testEntry{5, stdout, false, "never read"})
+	writeLog(t, rotatedName(path, at(3)), testEntry{2, stdout, false, "old"}, testEntry{3, stdout, false, "new"})
+	writeLog(t, path, testEntry{4, stdout, false, "newer"})
+	for name, tc := range map[string]struct {
+		opts Options
+		want string
+	}{
+		"live since":      {opts: Options{Live: true, Since: at(2)}, want: "old\nnew\nnewer\n"},
+		"live since tail": {opts: Options{Live: true, Since: at(2), TailLines: ptr[int64](9)}, want: "never read\nold\nnew\nnewer\n"},
+		"joined since":    {opts: Options{Since: at(2)}, want: "never read\nold\nnew\nnewer\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := Write(context.Background(), &out, path, 0, tc.opts, nil); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, out.String()); diff != "" {
+				t.Errorf("output (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestTailRandomRotated checks tails of random two-stream logs cut into
 // rotated files at random entries against the logical lines of the whole.
 func TestTailRandomRotated(t *testing.T) {

@@ -15,7 +15,8 @@ import (
 const labelStartedAt = "io.skiff.container.started-at"
 
 // logDriverArg is the query key of the binary log URI: the shim runs
-// `<logDriver> log-driver <path>` (logs.DriverArg).
+// `<logDriver> log-driver <arg>` (logs.DriverArg), arg being the log path
+// or what WithLogDriverArg makes of it.
 const logDriverArg = "log-driver"
 
 // Start creates and starts the task with its stdout/stderr going to the log

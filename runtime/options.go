@@ -10,6 +10,7 @@ type Option func(*options)
 type options struct {
 	registryConfig string
 	fifoDir        string
+	logDriverArg   func(logPath string) string
 }
 
 // WithRegistryConfig reads registry credentials from the docker config.json
@@ -17,6 +18,13 @@ type options struct {
 // credentials. The file is read at each pull, so edits apply at once.
 func WithRegistryConfig(path string) Option {
 	return func(o *options) { o.registryConfig = path }
+}
+
+// WithLogDriverArg sets how a container's log path becomes the one
+// argument its log driver gets (`<logDriver> log-driver <arg>`), e.g. to
+// carry a rotation policy (logs.Rotation.Arg). The default is the path.
+func WithLogDriverArg(f func(logPath string) string) Option {
+	return func(o *options) { o.logDriverArg = f }
 }
 
 // WithFIFODir keeps the stdin FIFOs of Stdin+TTY containers under dir

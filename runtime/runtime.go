@@ -19,6 +19,7 @@ type Runtime struct {
 	client      *containerd.Client
 	ns          string
 	logDriver   string
+	logArg      func(logPath string) string // the log driver's argument
 	snapshotter string
 
 	// ctx lives until Close; exit monitors and the OOM watcher run under it.
@@ -44,7 +45,7 @@ func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*R
 	if err != nil {
 		return nil, fmt.Errorf("connecting to containerd at %s: %w", address, err)
 	}
-	o := options{fifoDir: DefaultFIFODir}
+	o := options{fifoDir: DefaultFIFODir, logDriverArg: func(p string) string { return p }}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -53,6 +54,7 @@ func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*R
 		client:         client,
 		ns:             ns,
 		logDriver:      logDriver,
+		logArg:         o.logDriverArg,
 		snapshotter:    containerd.DefaultSnapshotter,
 		registryConfig: o.registryConfig,
 		fifoDir:        o.fifoDir,

@@ -54,7 +54,7 @@ func (r *Runtime) taskIO(id string, labels map[string]string) (cio.Creator, erro
 		}
 		return cio.NullIO, nil
 	}
-	uri, err := cio.LogURIGenerator("binary", r.logDriver, map[string]string{logDriverArg: logPath})
+	uri, err := cio.LogURIGenerator("binary", r.logDriver, map[string]string{logDriverArg: r.logArg(logPath)})
 	if err != nil {
 		return nil, fmt.Errorf("log driver URI for %q: %w", id, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/daemon"
 	"github.com/skiff-sh/skiff/logs"
@@ -31,6 +32,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "skiffd:", err)
 		os.Exit(1)
 	}
+}
+
+// parseLogMaxSize reads a size the way the kubelet reads
+// --container-log-max-size: a resource quantity such as 10Mi.
+func parseLogMaxSize(v string) (int64, error) {
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := q.AsInt64()
+	if !ok {
+		return 0, fmt.Errorf("invalid max log size %q", v)
+	}
+	return n, nil
 }
 
 func run(args []string) error {
@@ -60,6 +75,13 @@ func run(args []string) error {
 		cfg.SystemReserved = r
 		return err
 	})
+	cfg.ContainerLogRotation = logs.Rotation{MaxSize: logs.DefaultMaxSize, MaxFiles: logs.DefaultMaxFiles}
+	fs.Func("container-log-max-size", "size a container log file reaches before it is rotated, as the kubelet's flag (default 10Mi; 0 or negative: never)", func(v string) error {
+		n, err := parseLogMaxSize(v)
+		cfg.ContainerLogRotation.MaxSize = n
+		return err
+	})
+	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		return err
