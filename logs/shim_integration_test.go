@@ -3,10 +3,12 @@
 package logs
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +87,110 @@ func TestShimLogDriver(t *testing.T) {
 		t.Errorf("output lines (-want,+got):\n%.500s", diff)
 	}
 	checkMode(t, filepath.Dir(path), 0o750|os.ModeDir)
+}
+
+// TestShimLogRotation runs real containers writing more than the rotation
+// size through the shim to this test binary as a rotating log driver.
+func TestShimLogRotation(t *testing.T) {
+	ctx := context.Background()
+	env, err := runtimetest.Containerd(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxSize = 64 << 10
+	const lines = 20000 // about 800 KiB of entries: some 13 files
+	var want []string
+	for i := 1; i <= lines; i++ {
+		want = append(want, strconv.Itoa(i))
+	}
+
+	for name, tc := range map[string]struct {
+		maxFiles int
+		follow   bool
+	}{
+		"followed, all kept": {maxFiles: 100, follow: true},
+		"oldest removed":     {maxFiles: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rt, err := runtime.New(ctx, env.Address, env.Namespace, exe,
+				runtime.WithLogDriverArg(Rotation{MaxSize: maxSize, MaxFiles: tc.maxFiles}.Arg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			path := Path(t.TempDir(), "default", "p", "uid", "c", 0)
+			cfg := runtime.ContainerConfig{
+				ID:      "logs-rotation-" + strconv.Itoa(tc.maxFiles),
+				Image:   runtimetest.Image,
+				Command: []string{"seq", "1", strconv.Itoa(lines)},
+				LogPath: path,
+			}
+			if err := rt.Create(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+			_, exitC, err := rt.Start(ctx, cfg.ID)
+			if err != nil {
+				rt.Remove(ctx, cfg.ID)
+				t.Fatal(err)
+			}
+			out := newSyncBuffer()
+			var done <-chan error
+			if tc.follow {
+				ended := &Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
+				done = writeFollow(ctx, out, path, Options{}, ended)
+			}
+			select {
+			case st := <-exitC:
+				if st.Code != 0 {
+					t.Errorf("exit = %+v", st)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("container did not exit")
+			}
+			if err := rt.Remove(ctx, cfg.ID); err != nil {
+				t.Fatal(err)
+			}
+
+			files := logFiles(t, path)
+			if tc.follow {
+				if err := waitDone(t, done); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(strings.Join(want, "\n")+"\n", out.String()); diff != "" {
+					t.Errorf("followed output (-want,+got):\n%.500s", diff)
+				}
+			} else if len(files) != tc.maxFiles {
+				t.Errorf("%d files, want %d", len(files), tc.maxFiles)
+			}
+			if len(files) < 3 {
+				t.Errorf("only %d files: no rotation", len(files))
+			}
+			var kept []string
+			for i, content := range files {
+				if len(content) > maxSize {
+					t.Errorf("file %d has %d bytes, more than %d", i, len(content), maxSize)
+				}
+				kept = append(kept, joinEntries(streamTexts(t, content)[stdout])...)
+			}
+			if diff := cmp.Diff(want[len(want)-len(kept):], kept); diff != "" {
+				t.Errorf("lines in the files (-want,+got):\n%.500s", diff)
+			}
+			var tail bytes.Buffer
+			if err := Write(ctx, &tail, path, 0, Options{TailLines: ptr[int64](int64(len(kept)))}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(strings.Join(kept, "\n")+"\n", tail.String()); diff != "" {
+				t.Errorf("tail of every line kept (-want,+got):\n%.500s", diff)
+			}
+		})
+	}
 }
