@@ -1,0 +1,91 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestContainerLogRotation runs a Job whose output is many times
+// --container-log-max-size: the pod keeps --container-log-max-files files
+// and /log serves the newest lines in order, whole.
+func TestContainerLogRotation(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t, "--container-log-max-size=64Ki", "--container-log-max-files=3")
+	s.start()
+	ctx := context.Background()
+	const lines = 50000 // some 2 MiB of log entries
+	job, err := s.client.BatchV1().Jobs("default").Create(ctx,
+		shJob("chatty", "seq 1 "+strconv.Itoa(lines), 1, 1, 0, corev1.RestartPolicyNever), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, s.client, "default", job.Name, batchv1.JobComplete, 2*time.Minute)
+	pod := jobPods(t, s.client, job)[0]
+
+	files, err := filepath.Glob(filepath.Join(s.dataDir, "logs", "default_"+pod.Name+"_"+string(pod.UID), "main", "0.log*"))
+	if err != nil || len(files) != 3 {
+		t.Errorf("log files %q (%v), want 0.log and two rotated ones", files, err)
+	}
+
+	podLog := func(opts *corev1.PodLogOptions) []string {
+		t.Helper()
+		rc, err := s.client.CoreV1().Pods("default").GetLogs(pod.Name, opts).Stream(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, ok := strings.CutSuffix(string(b), "\n")
+		if !ok {
+			t.Fatalf("log does not end with a newline: %.100q", b)
+		}
+		return strings.Split(text, "\n")
+	}
+	got := podLog(&corev1.PodLogOptions{})
+	if len(got) < 2000 || len(got) > lines/2 {
+		t.Errorf("%d lines kept out of %d, want those of 3 files of 64Ki", len(got), lines)
+	}
+	for i, line := range got {
+		if want := strconv.Itoa(lines - len(got) + 1 + i); line != want {
+			t.Fatalf("line %d of the log is %q, want %q", i, line, want)
+		}
+	}
+	if tail := podLog(&corev1.PodLogOptions{TailLines: ptr(int64(2))}); strings.Join(tail, ",") != "49999,50000" {
+		t.Errorf("tail 2 = %q", tail)
+	}
+}
+
+// TestAttachShowsPrompt attaches to a shell: its prompt, which ends without
+// a newline, shows at once.
+func TestAttachShowsPrompt(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	kubectl := newStreamKubectl(t, "kubectl", s)
+	pod := runningJobPod(t, s, "prompter", corev1.Container{
+		Command: []string{"sh"}, Stdin: true, TTY: true,
+		Env: []corev1.EnvVar{{Name: "PS1", Value: "skiff-prompt> "}},
+	})
+	term := kubectl.onTerminal("attach", "-it", pod.Name)
+	term.expect("If you don't see a command prompt")
+	term.typeIn("\r")
+	term.expect("skiff-prompt> ")
+	term.typeIn("echo hello-$((2+3))\r")
+	term.expect("hello-5\r\nskiff-prompt> ")
+	term.typeIn("exit\r")
+	term.exit()
+}
