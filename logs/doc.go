@@ -4,7 +4,17 @@
 // reader behind GET /api/v1/namespaces/{ns}/pods/{pod}/log (tail, since,
 // limitBytes, timestamps and follow across container attempts).
 //
+// The driver rotates its file by size (Rotation, the kubelet's
+// --container-log-max-size and --container-log-max-files): the full file
+// becomes <attempt>.log.<timestamp> and a new <attempt>.log takes its place;
+// entries never straddle two files, and readers go through the rotated files
+// oldest first. It writes a P (partial) entry for text that a read returned
+// without its newline, so that attach (Options.Live) shows prompts at once;
+// readers otherwise join P entries back into lines.
+//
 // The writer and readers coordinate through flock(2) on the log file: the
-// driver holds an exclusive lock for its whole life, so a reader that can take
-// a shared lock knows the file is complete.
+// driver holds an exclusive lock on its current file, so a reader that can
+// take a shared lock knows the file is complete; once it is, the path naming
+// another file means the file was rotated, and the same path names the
+// instance's file again otherwise (its driver ended).
 package logs

@@ -10,7 +10,8 @@ import (
 // <root>/<namespace>_<pod>_<uid>/<container>/<attempt>.log.
 //
 // NOTE: this is the kubelet's layout under /var/log/pods, where attempt is
-// the container's restartCount.
+// the container's restartCount; rotated files lie beside it as
+// <attempt>.log.<timestamp>.
 func Path(root, namespace, pod, uid, container string, attempt int) string {
 	return filepath.Join(PodDir(root, namespace, pod, uid), container, strconv.Itoa(attempt)+".log")
 }
