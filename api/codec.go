@@ -159,7 +159,12 @@ func decodeJSON(w http.ResponseWriter, data []byte, obj any, directive fieldVali
 	if err != nil {
 		return apierrors.NewBadRequest(prefix + err.Error())
 	}
-	strict = append(strict, more...)
+	return reportStrict(w, append(strict, more...), directive, prefix)
+}
+
+// reportStrict turns unknown and duplicate fields into the error or the
+// warnings fieldValidation asks for.
+func reportStrict(w http.ResponseWriter, strict []error, directive fieldValidation, prefix string) error {
 	if len(strict) == 0 {
 		return nil
 	}

@@ -12,8 +12,10 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/skiff-sh/skiff/db"
@@ -65,6 +67,9 @@ func unsupportedPatchType(string) error {
 	}}
 }
 
+// maxJSONPatchOperations is kube-apiserver's limit on one JSON patch.
+const maxJSONPatchOperations = 10000
+
 // applyPatch applies a patch to old and decodes the result as a new object.
 func applyPatch(w http.ResponseWriter, rs *resource, pt types.PatchType, patch []byte, old db.Object, directive fieldValidation) (db.Object, error) {
 	rs.setTypeMeta(old)
@@ -82,6 +87,10 @@ func applyPatch(w http.ResponseWriter, rs *resource, pt types.PatchType, patch [
 		if p, err = jsonpatch.DecodePatch(patch); err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		if len(p) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
 		patched, err = p.Apply(original)
 	case types.MergePatchType, types.StrategicMergePatchType:
 		if strict, err = patchDuplicates(patch, directive); err != nil {
@@ -96,8 +105,15 @@ func applyPatch(w http.ResponseWriter, rs *resource, pt types.PatchType, patch [
 	if err != nil {
 		return nil, patchFailed(err)
 	}
+	// NOTE: a patched object that does not decode (a field of the wrong
+	// type) is kube-apiserver's 422 on the field "patch", not a 400.
 	obj := rs.store.New()
-	if err := decodeJSON(w, patched, obj, directive, strict, decodePrefix(rs)); err != nil {
+	more, err := sigsjson.UnmarshalStrict(patched, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(patch), err.Error())})
+	}
+	if err := reportStrict(w, append(strict, more...), directive, decodePrefix(rs)); err != nil {
 		return nil, err
 	}
 	if err := checkTypeMeta(rs, obj); err != nil {
