@@ -263,6 +263,18 @@ func TestKubeletContainers(t *testing.T) {
 				}
 			},
 		},
+		"unsafe sysctl rejected": {
+			pod: func(p *corev1.Pod) {
+				p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "65536"}}}
+			},
+			until: isFinished,
+			check: func(t *testing.T, p *corev1.Pod) {
+				want := `Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted`
+				if p.Status.Phase != corev1.PodFailed || p.Status.Reason != "SysctlForbidden" || p.Status.Message != want {
+					t.Errorf("phase %s reason %q message %q; want Failed, SysctlForbidden, %q", p.Status.Phase, p.Status.Reason, p.Status.Message, want)
+				}
+			},
+		},
 		"command not found: StartError": {
 			pod: func(p *corev1.Pod) {
 				p.Spec.Containers[0].Command = []string{"/no/such/binary"}
@@ -288,33 +300,6 @@ func TestKubeletContainers(t *testing.T) {
 				want := `Container image "busybox:no-such-tag" is not present with pull policy of Never`
 				if got := statusOf(p, "c0").State.Waiting.Message; got != want || p.Status.Phase != corev1.PodPending {
 					t.Errorf("phase %s, message %q; want Pending, %q", p.Status.Phase, got, want)
-				}
-			},
-		},
-		"crash loop back-off": {
-			pod: func(p *corev1.Pod) {
-				p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-				p.Spec.Containers[0].Command = []string{"sh", "-c", "exit 5"}
-			},
-			until: func(p *corev1.Pod) bool {
-				cs := statusOf(p, "c0")
-				return cs != nil && cs.RestartCount >= 2 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
-			},
-			check: func(t *testing.T, p *corev1.Pod) {
-				cs := statusOf(p, "c0")
-				prefix := "back-off "
-				suffix := fmt.Sprintf(" restarting failed container=c0 pod=%s_default(%s)", p.Name, p.UID)
-				if msg := cs.State.Waiting.Message; !strings.HasPrefix(msg, prefix) || !strings.HasSuffix(msg, suffix) {
-					t.Errorf("message %q, want %q<delay>%q", msg, prefix, suffix)
-				}
-				if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 5 || last.Reason != "Error" {
-					t.Errorf("lastState %+v, want exit 5", cs.LastTerminationState)
-				}
-				if p.Status.Phase != corev1.PodRunning {
-					t.Errorf("phase %s, want Running while it restarts", p.Status.Phase)
-				}
-				if err := s.client.CoreV1().Pods("default").Delete(context.Background(), p.Name, metav1.DeleteOptions{}); err != nil {
-					t.Error(err)
 				}
 			},
 		},
@@ -392,6 +377,36 @@ func TestKubeletContainers(t *testing.T) {
 				t.Logf("status: %+v", got.Status)
 			}
 		})
+	}
+}
+
+// TestKubeletCrashLoop: a container failing over and over waits in
+// CrashLoopBackOff between its restarts, its last exit in lastState. The
+// back-off here is long enough (500ms doubling to 5s) for the state to be
+// seen, and resets only after 10s of running.
+func TestKubeletCrashLoop(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t, "--restart-backoff-base", "500ms", "--restart-backoff-max", "5s")
+	s.start()
+	ctx := context.Background()
+	pods := s.client.CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, shPod("crashing", corev1.RestartPolicyOnFailure, "exit 5"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, s.client, "crashing", time.Minute, "in CrashLoopBackOff", func(p *corev1.Pod) bool {
+		cs := statusOf(p, "c0")
+		return cs != nil && cs.RestartCount >= 1 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	})
+	cs := statusOf(p, "c0")
+	want := fmt.Sprintf("back-off 500ms restarting failed container=c0 pod=crashing_default(%s)", p.UID)
+	if cs.RestartCount == 1 && cs.State.Waiting.Message != want {
+		t.Errorf("message %q, want %q", cs.State.Waiting.Message, want)
+	}
+	if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 5 || last.Reason != "Error" {
+		t.Errorf("lastState %+v, want exit 5", cs.LastTerminationState)
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		t.Errorf("phase %s, want Running while it restarts", p.Status.Phase)
 	}
 }
 
@@ -532,7 +547,7 @@ func TestKubeletAdmission(t *testing.T) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(mem)}
 		return p
 	}
-	if _, err := pods.Create(ctx, withMemory("first", "sleep 2", "80Mi"), metav1.CreateOptions{}); err != nil {
+	if _, err := pods.Create(ctx, withMemory("first", "sleep 3", "80Mi"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitPod(t, s.client, "first", time.Minute, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
