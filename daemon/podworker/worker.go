@@ -227,6 +227,9 @@ func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*cont
 				defer close(r.done)
 				r.run(ctx)
 			}()
+			if initialized {
+				continue // recovered: the regular containers do not wait again
+			}
 			select {
 			case <-r.startedCh:
 			case <-w.stop:
