@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -83,7 +85,9 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 				Namespaced: ns, Kind: rs.kind, Verbs: metav1.Verbs{"get"}})
 		}
 		if rs == podResource {
-			list.APIResources = append(list.APIResources, podSubresources()...)
+			subs := append(podSubresources(), evictionSubresource())
+			slices.SortFunc(subs, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
+			list.APIResources = append(list.APIResources, subs...)
 		}
 	}
 	return list

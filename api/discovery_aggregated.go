@@ -68,6 +68,9 @@ func versionDiscovery(gv groupVersion) apidiscoveryv2.APIVersionDiscovery {
 	index := map[string]int{}
 	for _, res := range apiResourceList(gv).APIResources {
 		kind := &metav1.GroupVersionKind{Group: gv.group, Version: gv.version, Kind: res.Kind}
+		if res.Version != "" { // a subresource of another group's kind (pods/eviction)
+			kind.Group, kind.Version = res.Group, res.Version
+		}
 		name, sub, isSub := strings.Cut(res.Name, "/")
 		if i, ok := index[name]; ok && isSub {
 			v.Resources[i].Subresources = append(v.Resources[i].Subresources,

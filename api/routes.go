@@ -30,6 +30,7 @@ func (s *server) routes(r *mux.Router) {
 		s.watchRoutes(r, rs)
 	}
 	s.podSubresourceRoutes(r)
+	s.podEvictionRoute(r)
 }
 
 // resourceRoutes registers the collection, object and subresource paths of
