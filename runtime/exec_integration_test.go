@@ -80,7 +80,9 @@ func TestExecTimeout(t *testing.T) {
 	rt := newRuntime(t)
 	cfg := newConfig(t, "sleep", "300")
 	start(t, rt, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// NOTE: long enough for the exec to start even on a loaded machine, so
+	// that it is the running process the deadline kills.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	begin := time.Now()
 	code, err := rt.Exec(ctx, cfg.ID, runtime.ExecConfig{Args: []string{"sleep", "100"}})

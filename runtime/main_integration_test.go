@@ -169,13 +169,20 @@ func logLines(t *testing.T, rt *runtime.Runtime, cfg runtime.ContainerConfig) []
 		t.Fatal(err)
 	}
 	var lines []string
+	partial := map[string]string{} // P entries of a stream, joined until its F entry
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.SplitN(sc.Text(), " ", 4)
 		if len(fields) != 4 {
 			t.Fatalf("not a CRI log line: %q", sc.Text())
 		}
-		lines = append(lines, fields[1]+" "+fields[3])
+		stream, tag, text := fields[1], fields[2], fields[3]
+		if tag == "P" {
+			partial[stream] += text
+			continue
+		}
+		lines = append(lines, stream+" "+partial[stream]+text)
+		delete(partial, stream)
 	}
 	return lines
 }
