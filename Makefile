@@ -8,7 +8,7 @@ DATA_DIR  ?= /var/lib/skiff
 SKIFFD_FLAGS ?=
 PKGS      := ./...
 
-.PHONY: all deps build test-image test unit integration run bench bench-jobs clean
+.PHONY: all deps build test-image test unit integration scale run bench clean
 
 all: build
 
@@ -37,7 +37,7 @@ $(IMAGE_TAR): hack/busybox-image.sh
 	@[ -x /bin/busybox ] || $(MAKE) deps
 	bash hack/busybox-image.sh $@
 
-test: deps test-image unit integration
+test: deps test-image unit integration scale
 
 unit:
 	$(GO) vet $(PKGS)
@@ -46,7 +46,12 @@ unit:
 # Integration tests start private containerds (temporary root, state and
 # socket) and run real containers: root is needed.
 integration: deps test-image
-	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -timeout 30m -p 2 $(PKGS)
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -short -timeout 30m -p 2 -parallel 4 $(PKGS)
+
+# scale runs the 5000-pod Job on its own: beside the other tests it would
+# load the machine (and their shared containerd) for many minutes.
+scale: deps test-image
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -timeout 30m -run '^TestJobScale5000$$' ./daemon/
 
 run: deps build test-image
 	$(BIN)/skiffd --data-dir $(DATA_DIR) --import-image $(IMAGE_TAR) $(SKIFFD_FLAGS)
