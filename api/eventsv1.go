@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"time"
 
 	"github.com/gorilla/mux"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 )
@@ -31,29 +29,16 @@ var eventsV1 = groupVersion{group: "events.k8s.io", version: "v1"}
 // once, seen through kube's conversion (involvedObject is regarding,
 // message is note, …). Its handlers convert requests and answers around
 // the core/v1 handlers.
-var eventV1Resource = &resource{
-	gv:                 eventsV1,
-	kind:               "Event",
-	plural:             "events",
-	singular:           "event",
-	shortNames:         []string{"ev"},
-	store:              db.Events,
-	goType:             reflect.TypeOf(eventsv1.Event{}),
-	listType:           reflect.TypeOf(eventsv1.EventList{}),
-	newList:            newEventV1List,
-	fields:             eventV1Fields,
-	columns:            eventColumns,
-	cells:              func(obj db.Object, now time.Time) []any { return eventCells(obj.(*corev1.Event), now) },
-	prepareCreate:      func(*server, db.Object) {},
-	validateCreate:     func(obj db.Object) field.ErrorList { return validateEvent(obj.(*corev1.Event)) },
-	prepareUpdate:      func(db.Object, db.Object, bool) {},
-	validateUpdate:     func(n, _ db.Object) field.ErrorList { return validateEvent(n.(*corev1.Event)) },
-	spec:               func(db.Object) any { return nil },
-	defaultPropagation: metav1.DeletePropagationBackground,
-	deleteGrace:        func(db.Object, *int64) int64 { return 0 },
-	noStatus:           true,
-	verbs:              metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
-}
+var eventV1Resource = func() *resource {
+	r := *eventResource
+	r.gv = eventsV1
+	r.goType = reflect.TypeOf(eventsv1.Event{})
+	r.listType = reflect.TypeOf(eventsv1.EventList{})
+	r.newList = newEventV1List
+	r.fields = eventV1Fields
+	r.verbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+	return &r
+}()
 
 func newEventV1List(items []db.Object, meta metav1.ListMeta) runtime.Object {
 	l := &eventsv1.EventList{TypeMeta: metav1.TypeMeta{APIVersion: eventsV1.String(), Kind: "EventList"}, ListMeta: meta,
