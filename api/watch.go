@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"net/http"
 	"strconv"
 	"time"
@@ -21,6 +22,23 @@ import (
 // bookmarkInterval is how often a watch that allows bookmarks gets one.
 // NOTE: kube-apiserver sends them about once a minute.
 var bookmarkInterval = time.Minute
+
+// minRequestTimeout is kube-apiserver's --min-request-timeout default: the
+// shortest time a watch without timeoutSeconds stays open. A variable so
+// tests can shorten it.
+var minRequestTimeout = 1800 * time.Second
+
+// watchTimeout is how long a watch stays open: timeoutSeconds when set and
+// not 0, else a random time between minRequestTimeout and twice it.
+// NOTE: kube-apiserver spreads the end of watches that way
+// (MinRequestTimeout * (1+rand)) so clients do not all reconnect at once;
+// timeoutSeconds=0 counts as unset there too.
+func watchTimeout(timeoutSeconds *int64) time.Duration {
+	if timeoutSeconds != nil && *timeoutSeconds != 0 {
+		return time.Duration(*timeoutSeconds) * time.Second
+	}
+	return time.Duration(float64(minRequestTimeout) * (1 + rand.Float64()))
+}
 
 // eventWriter writes watch events as JSON lines, flushing each.
 type eventWriter struct {
@@ -95,12 +113,8 @@ func (ew *eventWriter) bookmark(rv uint64, annotations ...string) error {
 // log. Selectors filter, with ADDED/DELETED for objects entering or leaving
 // them.
 func (s *server) watch(w http.ResponseWriter, r *http.Request, rs *resource, ns string, opts listOptions) {
-	ctx := r.Context()
-	if opts.TimeoutSeconds != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(r.Context(), watchTimeout(opts.TimeoutSeconds))
+	defer cancel()
 	start, err := s.watchStart(ctx, rs, ns, opts)
 	if err != nil {
 		writeError(w, r, statusFor(err, rs.groupResource(), ""))

@@ -358,3 +358,39 @@ func TestWatchInitialEventsNotOlderThan(t *testing.T) {
 		t.Errorf("sendInitialEvents=false (-want,+got):\n%s", diff)
 	}
 }
+
+func TestWatchTimeout(t *testing.T) {
+	old := minRequestTimeout
+	minRequestTimeout = 10 * time.Second
+	t.Cleanup(func() { minRequestTimeout = old })
+	ptr := func(n int64) *int64 { return &n }
+	tests := []struct {
+		name     string
+		seconds  *int64
+		min, max time.Duration
+	}{
+		{name: "timeoutSeconds", seconds: ptr(5), min: 5 * time.Second, max: 5 * time.Second},
+		{name: "unset is min request timeout times 1 to 2", min: 10 * time.Second, max: 20 * time.Second},
+		{name: "zero counts as unset", seconds: ptr(0), min: 10 * time.Second, max: 20 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := 0; i < 100; i++ {
+				if got := watchTimeout(tt.seconds); got < tt.min || got > tt.max {
+					t.Fatalf("watchTimeout = %v, want within [%v, %v]", got, tt.min, tt.max)
+				}
+			}
+		})
+	}
+}
+
+func TestWatchWithoutTimeoutEndsAfterMinRequestTimeout(t *testing.T) {
+	old := minRequestTimeout
+	minRequestTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { minRequestTimeout = old })
+	ts := newTestServer(t)
+	ws := ts.openWatch(t, jobsPath+"?watch=true")
+	if got := ws.rest(t); len(got) != 0 {
+		t.Errorf("events: %+v", got)
+	}
+}
