@@ -16,10 +16,28 @@ import (
 const defaultMaxPods = 110
 
 // allocatable is what the node offers to pods: capacity minus the
-// reserve.
+// reserve. A zero storage means the node's ephemeral storage is unknown
+// and not checked.
 type allocatable struct {
-	cpu, memory resource.Quantity
-	pods        int
+	cpu, memory, storage resource.Quantity
+	pods                 int
+}
+
+// of returns the allocatable amount of resource name and whether the
+// scheduler checks it.
+func (a allocatable) of(name corev1.ResourceName) (resource.Quantity, bool) {
+	switch name {
+	case corev1.ResourceCPU:
+		return a.cpu, true
+	case corev1.ResourceMemory:
+		return a.memory, true
+	case corev1.ResourceEphemeralStorage:
+		// NOTE: the scheduler's NodeResourcesFit checks ephemeral-storage
+		// requests against the node's allocatable like cpu and memory; a
+		// node that reports no storage capacity is left unchecked here.
+		return a.storage, !a.storage.IsZero()
+	}
+	return resource.Quantity{}, false
 }
 
 // insufficient lists, as the scheduler's NodeResourcesFit filter does, why
@@ -30,15 +48,13 @@ func insufficient(req, used corev1.ResourceList, pods int, alloc allocatable) []
 	if pods+1 > alloc.pods {
 		reasons = append(reasons, "Too many pods")
 	}
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
 		want := req[name]
-		if want.Sign() <= 0 {
+		total, checked := alloc.of(name)
+		if want.Sign() <= 0 || !checked {
 			continue
 		}
-		free := alloc.memory.DeepCopy()
-		if name == corev1.ResourceCPU {
-			free = alloc.cpu.DeepCopy()
-		}
+		free := total.DeepCopy()
 		free.Sub(used[name])
 		if want.Cmp(free) > 0 {
 			reasons = append(reasons, "Insufficient "+string(name))

@@ -12,7 +12,7 @@ import (
 )
 
 func TestInsufficient(t *testing.T) {
-	alloc := allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi"), pods: 3}
+	alloc := allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi"), storage: resource.MustParse("10Gi"), pods: 3}
 	tests := map[string]struct {
 		req, used corev1.ResourceList
 		pods      int
@@ -24,10 +24,38 @@ func TestInsufficient(t *testing.T) {
 		"cpu and memory":       {req: rl("cpu", "1500m", "memory", "2Gi"), used: rl("cpu", "1"), want: []string{"Insufficient cpu", "Insufficient memory"}},
 		"too many pods":        {req: rl(), pods: 3, want: []string{"Too many pods"}},
 		"bigger than the node": {req: rl("cpu", "3"), want: []string{"Insufficient cpu"}},
+		"storage fits":         {req: rl("ephemeral-storage", "4Gi"), used: rl("ephemeral-storage", "6Gi"), want: nil},
+		"storage":              {req: rl("ephemeral-storage", "5Gi"), used: rl("ephemeral-storage", "6Gi"), want: []string{"Insufficient ephemeral-storage"}},
+		"storage beyond node":  {req: rl("ephemeral-storage", "11Gi"), want: []string{"Insufficient ephemeral-storage"}},
+		"all three":            {req: rl("cpu", "3", "memory", "2Gi", "ephemeral-storage", "11Gi"), want: []string{"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := insufficient(tc.req, tc.used, tc.pods, alloc)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewAllocatableStorage(t *testing.T) {
+	tests := map[string]struct {
+		capacity, reserved string
+		req                string
+		want               []string
+	}{
+		"capacity minus reserve fits":   {capacity: "10Gi", reserved: "2Gi", req: "8Gi"},
+		"capacity minus reserve":        {capacity: "10Gi", reserved: "2Gi", req: "9Gi", want: []string{"Insufficient ephemeral-storage"}},
+		"unknown capacity is unchecked": {capacity: "0", reserved: "2Gi", req: "100Ti"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := New(Config{
+				CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi"),
+				EphemeralStorage: resource.MustParse(tc.capacity), ReservedEphemeralStorage: resource.MustParse(tc.reserved),
+			})
+			got := insufficient(rl("ephemeral-storage", tc.req), rl(), 0, m.sched.alloc)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
@@ -40,8 +68,9 @@ func TestUnschedulableMessage(t *testing.T) {
 		reasons []string
 		want    string
 	}{
-		"memory": {[]string{"Insufficient memory"}, "0/1 nodes are available: 1 Insufficient memory."},
-		"sorted": {[]string{"Too many pods", "Insufficient memory", "Insufficient cpu"}, "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods."},
+		"memory":  {[]string{"Insufficient memory"}, "0/1 nodes are available: 1 Insufficient memory."},
+		"storage": {[]string{"Insufficient ephemeral-storage"}, "0/1 nodes are available: 1 Insufficient ephemeral-storage."},
+		"sorted":  {[]string{"Too many pods", "Insufficient memory", "Insufficient cpu"}, "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods."},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

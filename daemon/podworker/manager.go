@@ -42,6 +42,10 @@ type Config struct {
 	// in for unset limits in resourceFieldRef.
 	CPU, Memory                 resource.Quantity
 	ReservedCPU, ReservedMemory resource.Quantity
+	// EphemeralStorage is the capacity of the filesystem holding the data
+	// dir, ReservedEphemeralStorage the part kept from pods; zero
+	// EphemeralStorage leaves ephemeral-storage requests unchecked.
+	EphemeralStorage, ReservedEphemeralStorage resource.Quantity
 	// MaxPods caps the pods running at once (the kubelet's --max-pods);
 	// 0 = 110.
 	MaxPods int
@@ -82,13 +86,17 @@ func New(cfg Config) *Manager {
 	cpu, memory := cfg.CPU.DeepCopy(), cfg.Memory.DeepCopy()
 	cpu.Sub(cfg.ReservedCPU)
 	memory.Sub(cfg.ReservedMemory)
+	storage := cfg.EphemeralStorage.DeepCopy()
+	if !storage.IsZero() {
+		storage.Sub(cfg.ReservedEphemeralStorage)
+	}
 	return &Manager{
 		cfg: cfg,
 		node: nodeInfo{
 			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
 			cpu: cpu, memory: memory,
 		},
-		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, pods: cfg.MaxPods}),
+		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
 		workers: map[types.UID]*worker{},
 	}
 }
