@@ -46,12 +46,12 @@ unit:
 # Integration tests start private containerds (temporary root, state and
 # socket) and run real containers: root is needed.
 integration: deps test-image
-	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -short -timeout 30m -p 2 -parallel 4 $(PKGS)
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -timeout 30m -p 2 -parallel 4 $(PKGS)
 
 # scale runs the 5000-pod Job on its own: beside the other tests it would
 # load the machine (and their shared containerd) for many minutes.
 scale: deps test-image
-	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags integration -timeout 30m -run '^TestJobScale5000$$' ./daemon/
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags 'integration scale' -timeout 30m -run '^TestJobScale5000$$' ./daemon/
 
 run: deps build test-image
 	$(BIN)/skiffd --data-dir $(DATA_DIR) --import-image $(IMAGE_TAR) $(SKIFFD_FLAGS)
