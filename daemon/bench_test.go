@@ -4,8 +4,14 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,4 +123,295 @@ func rawContainers(b *testing.B, n, parallelism int) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Since(start)
+}
+
+// latencyRounds is how many rounds of parallelism pods each measurement
+// of BenchmarkPodLatency runs, so that medians and p90 rest on enough
+// samples: 12 pods one at a time, 3 rounds of 8 pods at once.
+var latencyRounds = map[int]int{1: 12, 8: 3}
+
+// BenchmarkPodLatency measures, for bare pods created parallelism at a
+// time against a real skiffd, (a) the time from the POST of a pod to the
+// watch event whose status says its container is running, and (b) the time
+// from the moment the test lets the container exit (it blocks reading a
+// FIFO on a hostPath volume until the test writes to it) to the watch event
+// carrying the terminated state. It reports medians and p90, and the same
+// two figures for containers run straight through containerd (the floor):
+// create to task started, and FIFO written to the exit received.
+//
+// NOTE: the pods use hostNetwork, as the floor does, so that pod network
+// setup (CNI) is not part of the figures.
+func BenchmarkPodLatency(b *testing.B) {
+	for _, parallelism := range []int{1, 8} {
+		b.Run(fmt.Sprintf("parallelism-%d", parallelism), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				rounds := latencyRounds[parallelism]
+				skiff := skiffLatency(b, parallelism, rounds)
+				floor := rawLatency(b, parallelism, rounds)
+				report(b, parallelism, "skiffd", skiff)
+				report(b, parallelism, "containerd", floor)
+			}
+		})
+	}
+}
+
+// latencies are the samples of one measurement.
+type latencies struct {
+	running, exited []time.Duration
+}
+
+func report(b *testing.B, parallelism int, who string, l latencies) {
+	rm, r90 := percentiles(l.running)
+	em, e90 := percentiles(l.exited)
+	b.ReportMetric(ms(rm), who+"-running-median-ms")
+	b.ReportMetric(ms(r90), who+"-running-p90-ms")
+	b.ReportMetric(ms(em), who+"-exited-median-ms")
+	b.ReportMetric(ms(e90), who+"-exited-p90-ms")
+	fmt.Printf("%s, parallelism %d, %d pods: created→running median %s p90 %s; exit→status median %s p90 %s\n",
+		who, parallelism, len(l.running), rm.Round(time.Millisecond), r90.Round(time.Millisecond),
+		em.Round(time.Millisecond), e90.Round(time.Millisecond))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentiles returns the median and the 90th percentile (nearest rank).
+func percentiles(d []time.Duration) (median, p90 time.Duration) {
+	if len(d) == 0 {
+		return 0, 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(i, 0)]
+	}
+	return rank(0.5), rank(0.9)
+}
+
+// podTimes is what the watch saw of one pod: running and terminated are
+// closed at the first event saying so, runningAt and terminatedAt are
+// those events' arrival times.
+type podTimes struct {
+	running, terminated     chan struct{}
+	runningAt, terminatedAt time.Time
+}
+
+// skiffLatency runs rounds of parallelism pods against a fresh skiffd.
+func skiffLatency(b *testing.B, parallelism, rounds int) latencies {
+	s := newSkiffd(b)
+	s.start()
+	defer s.stop()
+	gates := b.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := s.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "bench=latency"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	pods := map[string]*podTimes{}
+	go func() {
+		for ev := range w.ResultChan() {
+			now := time.Now()
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || len(pod.Status.ContainerStatuses) == 0 {
+				continue
+			}
+			mu.Lock()
+			pt := pods[pod.Name]
+			mu.Unlock()
+			if pt == nil {
+				continue
+			}
+			st := pod.Status.ContainerStatuses[0].State
+			if st.Running != nil && pt.runningAt.IsZero() {
+				pt.runningAt = now
+				close(pt.running)
+			}
+			if st.Terminated != nil && pt.terminatedAt.IsZero() {
+				pt.terminatedAt = now
+				close(pt.terminated)
+			}
+		}
+	}()
+	var out latencies
+	for r := 0; r < rounds; r++ {
+		var wg sync.WaitGroup
+		results := make(chan [2]time.Duration, parallelism)
+		errs := make(chan error, parallelism)
+		for i := 0; i < parallelism; i++ {
+			name := fmt.Sprintf("lat-%d-%d", r, i)
+			pt := &podTimes{running: make(chan struct{}), terminated: make(chan struct{})}
+			mu.Lock()
+			pods[name] = pt
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run, exit, err := skiffPod(ctx, s, gates, name, pt)
+				if err != nil {
+					errs <- fmt.Errorf("pod %s: %w", name, err)
+					return
+				}
+				results <- [2]time.Duration{run, exit}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		close(results)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		for res := range results {
+			out.running = append(out.running, res[0])
+			out.exited = append(out.exited, res[1])
+		}
+	}
+	return out
+}
+
+// skiffPod creates one pod that waits on its FIFO, waits until the watch
+// saw it running, lets it exit and waits until the watch saw it terminated.
+func skiffPod(ctx context.Context, s *skiffd, gates, name string, pt *podTimes) (run, exit time.Duration, err error) {
+	fifo := filepath.Join(gates, name)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return 0, 0, err
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"bench": "latency"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			HostNetwork:                   true,
+			TerminationGracePeriodSeconds: ptr(int64(1)),
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox:1.35",
+				Command:      []string{"sh", "-c", "read x < /gate/" + name},
+				VolumeMounts: []corev1.VolumeMount{{Name: "gate", MountPath: "/gate"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "gate", VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: gates}}}},
+		},
+	}
+	timeout := time.After(5 * time.Minute)
+	posted := time.Now()
+	if _, err := s.client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return 0, 0, err
+	}
+	select {
+	case <-pt.running:
+	case <-timeout:
+		return 0, 0, errors.New("not running after 5m")
+	}
+	run = pt.runningAt.Sub(posted)
+	released, err := release(fifo)
+	if err != nil {
+		return 0, 0, err
+	}
+	select {
+	case <-pt.terminated:
+	case <-timeout:
+		return 0, 0, errors.New("not terminated after 5m")
+	}
+	return run, pt.terminatedAt.Sub(released), nil
+}
+
+// release writes a line to the FIFO a container reads, once the container
+// has it open, and returns when the write completed.
+func release(fifo string) (time.Time, error) {
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("go\n")); err != nil {
+		return time.Time{}, err
+	}
+	return time.Now(), nil
+}
+
+// rawLatency runs rounds of parallelism containers straight through
+// containerd, each reading a FIFO: create → task started, FIFO written →
+// exit received.
+func rawLatency(b *testing.B, parallelism, rounds int) latencies {
+	client, err := containerdclient.New(containerd.Address)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	ctx := namespaces.WithNamespace(context.Background(), containerd.Namespace)
+	image, err := client.GetImage(ctx, runtimetest.Image)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gates := b.TempDir()
+	var out latencies
+	var mu sync.Mutex
+	for r := 0; r < rounds; r++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, parallelism)
+		for i := 0; i < parallelism; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := fmt.Sprintf("bench-lat-%d-%d-%d", time.Now().UnixNano(), r, i)
+				run, exit, err := rawPod(ctx, client, image, gates, id)
+				if err != nil {
+					errs <- fmt.Errorf("container %s: %w", id, err)
+					return
+				}
+				mu.Lock()
+				out.running = append(out.running, run)
+				out.exited = append(out.exited, exit)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+func rawPod(ctx context.Context, client *containerdclient.Client, image containerdclient.Image, gates, id string) (run, exit time.Duration, err error) {
+	fifo := filepath.Join(gates, id)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	c, err := client.NewContainer(ctx, id,
+		containerdclient.WithNewSnapshot(id, image),
+		containerdclient.WithNewSpec(oci.WithImageConfig(image),
+			oci.WithProcessArgs("sh", "-c", "read x < /gate/"+id),
+			oci.WithMounts([]specs.Mount{{Destination: "/gate", Type: "bind", Source: gates, Options: []string{"rbind", "rw"}}}),
+			oci.WithHostNamespace(specs.NetworkNamespace)))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Delete(ctx, containerdclient.WithSnapshotCleanup)
+	task, err := c.NewTask(ctx, cio.NullIO)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer task.Delete(ctx)
+	exited, err := task.Wait(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := task.Start(ctx); err != nil {
+		return 0, 0, err
+	}
+	run = time.Since(start)
+	released, err := release(fifo)
+	if err != nil {
+		return 0, 0, err
+	}
+	st := <-exited
+	exit = time.Since(released)
+	if st.ExitCode() != 0 {
+		return 0, 0, fmt.Errorf("exit code %d", st.ExitCode())
+	}
+	return run, exit, nil
 }
