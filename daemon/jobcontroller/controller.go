@@ -35,6 +35,7 @@ type Controller struct {
 	store *db.Store
 	clock clock.Clock
 	index *podIndex
+	adopt *adoptIndex
 	queue *queue[workKey]
 }
 
@@ -66,6 +67,7 @@ func New(cfg Config) *Controller {
 		store: cfg.Store,
 		clock: cfg.Clock,
 		index: newPodIndex(),
+		adopt: newAdoptIndex(),
 		queue: newQueue[workKey](cfg.Clock),
 	}
 }

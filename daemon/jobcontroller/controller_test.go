@@ -398,7 +398,13 @@ func TestOrphanedPodIsReleased(t *testing.T) {
 	startController(t, Config{Store: s})
 	job := createJob(t, s, newJob("job-j"))
 	p := waitActivePods(t, s, job.UID, 1)[0]
-	// Orphan propagation: the API server strips the ownerReferences.
+	// Orphan propagation: the Job is marked deleted, held by the orphan
+	// finalizer, while the garbage collector strips the pods'
+	// ownerReferences (a Job not being deleted would adopt them back).
+	modifyJob(t, s, "job-j", func(j *batchv1.Job) { j.Finalizers = []string{metav1.FinalizerOrphanDependents} })
+	if _, _, err := s.DeleteGracefully(db.Jobs, testNS, "job-j", 0); err != nil {
+		t.Fatalf("deleting job: %v", err)
+	}
 	modifyPod(t, s, p, func(p *corev1.Pod) { p.OwnerReferences = nil })
 	waitFor(t, "finalizer removed", func() error {
 		obj, err := s.Get(db.Pods, testNS, p.Name)

@@ -22,6 +22,8 @@ var errNoChange = errors.New("no change")
 type syncResult struct {
 	uid       types.UID              // the Job synced ("" if it is gone)
 	created   []*corev1.Pod          // pods created
+	adopted   []*corev1.Pod          // orphan pods adopted
+	checked   map[string]uint64      // adoption candidates looked at
 	untracked []string               // pods now counted-and-finished, or gone
 	staleUIDs []types.UID            // Jobs under this key that no longer exist
 	plan      *syncPlan              // nil if the Job was not reconciled
@@ -54,6 +56,7 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 	if job != nil {
 		res.uid = job.UID
 	}
+	res.checked = c.adopt.candidates(key)
 	tracked, rec := c.index.tracked(key, res.uid)
 	changed := false
 	for uid, names := range tracked {
@@ -86,6 +89,13 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 		}
 		return noChangeUnless(changed || n > 0)
 	}
+	pods, adopted, released, err := claimPods(tx, job, pods, res.checked)
+	if err != nil {
+		return err
+	}
+	res.adopted = adopted
+	res.untracked = append(res.untracked, released...)
+	changed = changed || len(adopted) > 0 || len(released) > 0
 	plan := decide(syncInput{
 		job: job, pods: pods, backoff: rec, now: c.clock.Now(),
 		backoffBase: c.cfg.BackoffBase, backoffMax: c.cfg.BackoffMax,
@@ -134,6 +144,7 @@ func (c *Controller) apply(tx *db.Tx, job *batchv1.Job, plan syncPlan, res *sync
 // afterSync brings the index in line with what the sync committed (or
 // found, when it had nothing to write) and schedules the next timed sync.
 func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, committed bool) {
+	c.adopt.checked(key, res.checked)
 	for _, uid := range res.staleUIDs {
 		c.index.dropJob(uid)
 	}
@@ -146,6 +157,7 @@ func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, 
 	}
 	if committed {
 		c.index.addCreated(res.uid, key, res.created)
+		c.index.addCreated(res.uid, key, res.adopted)
 		c.index.setBackoff(res.uid, key, res.plan.backoff)
 		c.logPlan(ctx, key, res)
 		c.recordEvents(res)
@@ -159,6 +171,9 @@ func (c *Controller) logPlan(ctx context.Context, key jobKey, res syncResult) {
 	log := logrus.WithContext(ctx).WithField("job", key.namespace+"/"+key.name)
 	for _, p := range res.created {
 		log.WithField("pod", p.Name).Info("created pod")
+	}
+	for _, p := range res.adopted {
+		log.WithField("pod", p.Name).Info("adopted pod")
 	}
 	for _, p := range res.plan.deletes {
 		log.WithField("pod", p.Name).Info("deleted pod")

@@ -27,6 +27,7 @@ func (c *Controller) onPodEvent(ev db.Event) {
 		return
 	}
 	if ev.Type == watch.Deleted {
+		c.adopt.forgetPod(p.Namespace, p.Name)
 		if k, ok := c.index.forget(p); ok {
 			c.enqueueJob(k)
 		}
@@ -36,6 +37,9 @@ func (c *Controller) onPodEvent(ev db.Event) {
 }
 
 func (c *Controller) observePod(p *corev1.Pod) {
+	for _, k := range c.adopt.observePod(p) {
+		c.enqueueJob(k)
+	}
 	if k, ok := c.index.observe(p); ok {
 		c.enqueueJob(k)
 		return
@@ -46,10 +50,15 @@ func (c *Controller) observePod(p *corev1.Pod) {
 }
 
 func (c *Controller) onJobList(objs []db.Object) {
+	jobs := make([]*batchv1.Job, 0, len(objs))
 	for _, o := range objs {
 		if j, ok := o.(*batchv1.Job); ok {
-			c.enqueueJob(jobKey{j.Namespace, j.Name})
+			jobs = append(jobs, j)
 		}
+	}
+	c.adopt.resetJobs(jobs) // before the syncs, which read its candidates
+	for _, j := range jobs {
+		c.enqueueJob(jobKey{j.Namespace, j.Name})
 	}
 	// Jobs deleted while the watch was down are known only to the index.
 	for _, k := range c.index.keys() {
@@ -58,7 +67,15 @@ func (c *Controller) onJobList(objs []db.Object) {
 }
 
 func (c *Controller) onJobEvent(ev db.Event) {
-	if j, ok := ev.Object.(*batchv1.Job); ok {
-		c.enqueueJob(jobKey{j.Namespace, j.Name})
+	j, ok := ev.Object.(*batchv1.Job)
+	if !ok {
+		return
 	}
+	k := jobKey{j.Namespace, j.Name}
+	if ev.Type == watch.Deleted {
+		c.adopt.forgetJob(k)
+	} else {
+		c.adopt.observeJob(j)
+	}
+	c.enqueueJob(k)
 }
