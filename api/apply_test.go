@@ -262,3 +262,67 @@ func TestManagedFieldsOfUpdates(t *testing.T) {
 		t.Errorf("an unchanged PUT: resourceVersion %s → %s, managers %v", rv, after.ResourceVersion, managers(after.ManagedFields))
 	}
 }
+
+// TestApplyMergeMarkers checks that apply merges as kube's markers say: a
+// container port is keyed by containerPort and protocol (protocol
+// defaulting to TCP), and an atomic selector or nodeSelector is owned as a
+// whole.
+func TestApplyMergeMarkers(t *testing.T) {
+	ts := newTestServer(t)
+	job := `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: a
+spec:
+  manualSelector: true
+  selector:
+    matchLabels:
+      app: a
+  template:
+    metadata:
+      labels:
+        app: a
+    spec:
+      restartPolicy: Never
+      nodeSelector:
+        disk: ssd
+      containers:
+      - name: c
+        image: busybox:1.35
+        ports:
+        - containerPort: 53
+          protocol: UDP
+        - containerPort: 53
+`
+	if r := ts.do(t, "PATCH", jobsPath+"/a?fieldManager=kubectl", job, applyType); r.code != 201 {
+		t.Fatalf("apply: %d %s", r.code, r.body)
+	}
+	stored := storedJob(t, ts, "a")
+	var ports []string
+	for _, p := range stored.Spec.Template.Spec.Containers[0].Ports {
+		ports = append(ports, string(p.Protocol))
+	}
+	if diff := cmp.Diff([]string{"UDP", "TCP"}, ports); diff != "" {
+		t.Errorf("port protocols (-want +got):\n%s", diff)
+	}
+	fields := string(stored.ManagedFields[0].FieldsV1.Raw)
+	tests := []struct {
+		name    string
+		want    string
+		present bool
+	}{
+		{name: "UDP port keyed by port and protocol", want: `"k:{\"containerPort\":53,\"protocol\":\"UDP\"}"`, present: true},
+		{name: "TCP port keyed with the default protocol", want: `"k:{\"containerPort\":53,\"protocol\":\"TCP\"}"`, present: true},
+		{name: "selector owned whole", want: `"f:selector":{}`, present: true},
+		{name: "no selector member owned", want: `"f:matchLabels"`},
+		{name: "nodeSelector owned whole", want: `"f:nodeSelector":{}`, present: true},
+		{name: "no nodeSelector key owned", want: `"f:disk"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Contains(fields, tt.want); got != tt.present {
+				t.Errorf("%s in managedFields: %v, want %v\n%s", tt.want, got, tt.present, fields)
+			}
+		})
+	}
+}

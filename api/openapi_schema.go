@@ -105,6 +105,7 @@ func (b *schemaBuilder) definition(t reflect.Type) spec.Schema {
 	}
 	s.Type = spec.StringOrArray{"object"}
 	b.addFields(&s, t, v)
+	markStruct(&s, t)
 	return s
 }
 
@@ -135,6 +136,7 @@ func (b *schemaBuilder) addFields(s *spec.Schema, t reflect.Type, v any) {
 		if key := f.Tag.Get("patchMergeKey"); key != "" {
 			p.AddExtension("x-kubernetes-patch-merge-key", key)
 		}
+		markField(&p, t, name)
 		if s.Properties == nil {
 			s.Properties = map[string]spec.Schema{}
 		}
