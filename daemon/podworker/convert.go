@@ -35,6 +35,7 @@ type nodeInfo struct {
 	logRoot string
 	cpu     resource.Quantity // allocatable, for resourceFieldRef without a limit
 	memory  resource.Quantity
+	storage resource.Quantity // allocatable ephemeral-storage
 }
 
 // containerConfig translates one container of pod into the runtime's
@@ -242,6 +243,8 @@ func resourceFieldValue(pod *corev1.Pod, own *corev1.Container, ref *corev1.Reso
 			def = node.cpu
 		case corev1.ResourceMemory:
 			def = node.memory
+		case corev1.ResourceEphemeralStorage:
+			def = node.storage
 		}
 		q = quantityOr(c.Resources.Limits, corev1.ResourceName(name), def)
 	case "requests":

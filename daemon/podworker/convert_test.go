@@ -33,7 +33,7 @@ func testPod() *corev1.Pod {
 	}
 }
 
-var testNode = nodeInfo{name: "node1", hostIP: "10.1.2.3", logRoot: "/logs", cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")}
+var testNode = nodeInfo{name: "node1", hostIP: "10.1.2.3", logRoot: "/logs", cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi"), storage: resource.MustParse("10Gi")}
 
 // testWorker is a worker for pod on a Manager without store or runtime.
 func testWorker(t *testing.T, pod *corev1.Pod) *worker {
@@ -67,6 +67,7 @@ func TestResolveEnv(t *testing.T) {
 		{Name: "MEM", ValueFrom: res("limits.memory", "1Mi")},
 		{Name: "CPU", ValueFrom: res("limits.cpu", "")},
 		{Name: "CPUM", ValueFrom: res("requests.cpu", "1m")},
+		{Name: "STORAGE", ValueFrom: res("limits.ephemeral-storage", "1Gi")},
 		{Name: "LATER", Value: "z"},
 		{Name: "OPT", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k", Optional: ptr(true)}}},
 	}
@@ -78,7 +79,7 @@ func TestResolveEnv(t *testing.T) {
 	}
 	want := []string{
 		"A=a", "B=a-b-$(LATER)", "INDEX=3", "NOTE=hi", "NAME=job-a-x2k4d", "NS=team", "UID=1234",
-		"NODE=node1", "SA=runner", "IP=10.1.2.3", "MEM=64", "CPU=2", "CPUM=250", "LATER=z",
+		"NODE=node1", "SA=runner", "IP=10.1.2.3", "MEM=64", "CPU=2", "CPUM=250", "STORAGE=10", "LATER=z",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("env (-want,+got):\n%s", diff)

@@ -94,7 +94,7 @@ func New(cfg Config) *Manager {
 		cfg: cfg,
 		node: nodeInfo{
 			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
-			cpu: cpu, memory: memory,
+			cpu: cpu, memory: memory, storage: storage,
 		},
 		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
 		workers: map[types.UID]*worker{},
