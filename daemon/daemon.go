@@ -51,7 +51,8 @@ type Config struct {
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
-	// the node's allocatable is its capacity minus this (cpu, memory).
+	// the node's allocatable is its capacity minus this (cpu, memory,
+	// ephemeral-storage).
 	SystemReserved corev1.ResourceList
 	// ContainerLogRotation is the container log rotation policy, the
 	// kubelet's --container-log-max-size and --container-log-max-files
@@ -310,8 +311,8 @@ func closeLogged(what string, close func() error) {
 }
 
 // ParseSystemReserved parses a --system-reserved value as the kubelet's
-// flag takes it: "cpu=500m,memory=1Gi" (other resources are accepted and
-// ignored).
+// flag takes it: "cpu=500m,memory=1Gi,ephemeral-storage=1Gi" (other
+// resources are accepted and ignored).
 func ParseSystemReserved(s string) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	for _, kv := range strings.Split(s, ",") {
