@@ -215,3 +215,75 @@ func TestDeletingJobAdoptsNothing(t *testing.T) {
 		t.Errorf("orphan adopted by %s (%s), want %s (the Job being deleted is %s)", ref.Name, ref.UID, other.UID, deleting.UID)
 	}
 }
+
+func TestAdoptIndexPendingCandidates(t *testing.T) {
+	x := map[string]string{"app": "x"}
+	owned := func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{{Kind: "Job", Name: "j", UID: "u", Controller: ptr.To(true)}}
+	}
+	tests := []struct {
+		name     string
+		run      func(ax *adoptIndex)
+		wantJobX []string // candidates of job x
+	}{
+		{name: "orphan before the job", run: func(ax *adoptIndex) {
+			ax.observePod(orphanPod("a", x))
+			ax.observeJob(manualSelectorJob("x", "x"))
+		}, wantJobX: []string{"a"}},
+		{name: "orphan after the job", run: func(ax *adoptIndex) {
+			ax.observeJob(manualSelectorJob("x", "x"))
+			ax.observePod(orphanPod("a", x))
+			ax.observePod(orphanPod("b", map[string]string{"app": "y"}))
+		}, wantJobX: []string{"a"}},
+		{name: "owned pod is no candidate", run: func(ax *adoptIndex) {
+			ax.observePod(orphanPod("a", x, owned))
+			ax.observeJob(manualSelectorJob("x", "x"))
+		}},
+		{name: "pod in another namespace", run: func(ax *adoptIndex) {
+			ax.observePod(orphanPod("a", x, func(p *corev1.Pod) { p.Namespace = "other" }))
+			ax.observeJob(manualSelectorJob("x", "x"))
+		}},
+		{name: "deleted pod stays pending until checked", run: func(ax *adoptIndex) {
+			ax.observeJob(manualSelectorJob("x", "x"))
+			ax.observePod(orphanPod("a", x))
+			ax.forgetPod(testNS, "a")
+		}, wantJobX: []string{"a"}},
+		{name: "checked candidates leave", run: func(ax *adoptIndex) {
+			ax.observeJob(manualSelectorJob("x", "x"))
+			ax.observePod(orphanPod("a", x))
+			ax.checked(jobKey{testNS, "x"}, ax.candidates(jobKey{testNS, "x"}))
+		}},
+		{name: "candidate seen again after the check stays", run: func(ax *adoptIndex) {
+			ax.observeJob(manualSelectorJob("x", "x"))
+			ax.observePod(orphanPod("a", x))
+			seen := ax.candidates(jobKey{testNS, "x"})
+			ax.observePod(orphanPod("a", x))
+			ax.checked(jobKey{testNS, "x"}, seen)
+		}, wantJobX: []string{"a"}},
+		{name: "unchanged selector rescans nothing", run: func(ax *adoptIndex) {
+			ax.observeJob(manualSelectorJob("x", "x"))
+			ax.observePod(orphanPod("a", x))
+			ax.checked(jobKey{testNS, "x"}, ax.candidates(jobKey{testNS, "x"}))
+			ax.observeJob(manualSelectorJob("x", "x"))
+		}},
+		{name: "deleted job forgets its candidates", run: func(ax *adoptIndex) {
+			ax.observeJob(manualSelectorJob("x", "x"))
+			ax.observePod(orphanPod("a", x))
+			ax.forgetJob(jobKey{testNS, "x"})
+			ax.observePod(orphanPod("b", x))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ax := newAdoptIndex()
+			tt.run(ax)
+			var got []string
+			for name := range ax.candidates(jobKey{testNS, "x"}) {
+				got = append(got, name)
+			}
+			if diff := cmp.Diff(tt.wantJobX, got); diff != "" {
+				t.Errorf("candidates of job x (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
