@@ -70,7 +70,7 @@ func run(args []string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
 		return nil
 	})
-	fs.Func("system-reserved", "resources kept from pods, as the kubelet's flag: cpu=500m,memory=1Gi", func(v string) error {
+	fs.Func("system-reserved", "resources kept from pods, as the kubelet's flag: cpu=500m,memory=1Gi,ephemeral-storage=10Gi", func(v string) error {
 		r, err := daemon.ParseSystemReserved(v)
 		cfg.SystemReserved = r
 		return err
