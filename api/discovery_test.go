@@ -148,9 +148,10 @@ func TestOpenAPIV3(t *testing.T) {
 	}
 	tests := map[string]struct {
 		key, kind, group, patchPath, schema string
+		patches                             int // the object, status, ephemeralcontainers
 	}{
-		"jobs": {key: "apis/batch/v1", kind: "Job", group: "batch", patchPath: "/apis/batch/v1/namespaces/{namespace}/jobs/{name}", schema: "io.k8s.api.batch.v1.Job"},
-		"pods": {key: "api/v1", kind: "Pod", group: "", patchPath: "/api/v1/namespaces/{namespace}/pods/{name}", schema: "io.k8s.api.core.v1.Pod"},
+		"jobs": {key: "apis/batch/v1", kind: "Job", group: "batch", patchPath: "/apis/batch/v1/namespaces/{namespace}/jobs/{name}", schema: "io.k8s.api.batch.v1.Job", patches: 2},
+		"pods": {key: "api/v1", kind: "Pod", group: "", patchPath: "/api/v1/namespaces/{namespace}/pods/{name}", schema: "io.k8s.api.core.v1.Pod", patches: 3},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestOpenAPIV3(t *testing.T) {
 					t.Errorf("%s PATCH has no fieldValidation parameter", path)
 				}
 			}
-			if patches != 2 || doc.Paths.Paths[tc.patchPath] == nil {
+			if patches != tc.patches || doc.Paths.Paths[tc.patchPath] == nil {
 				t.Errorf("PATCH operations = %d, path %s present %v", patches, tc.patchPath, doc.Paths.Paths[tc.patchPath] != nil)
 			}
 			s := doc.Components.Schemas[tc.schema]

@@ -126,6 +126,7 @@ func tagKinds(b *schemaBuilder) {
 		b.tagKind(rs.goType, rs.gv.group, rs.gv.version, rs.kind)
 		b.tagKind(rs.listType, rs.gv.group, rs.gv.version, rs.kind+"List")
 	}
+	b.tagKind(evictionType, "policy", "v1", "Eviction")
 	for _, t := range []reflect.Type{statusType, deleteOptionsType} {
 		for _, gv := range groupVersions {
 			b.tagKind(t, gv.group, gv.version, t.Name())
@@ -135,10 +136,11 @@ func tagKinds(b *schemaBuilder) {
 
 // opExtensions are the kube extensions of an operation.
 func opExtensions(rs *resource, o op) spec.Extensions {
-	return spec.Extensions{
-		"x-kubernetes-action":             o.action,
-		"x-kubernetes-group-version-kind": map[string]string{"group": rs.gv.group, "version": rs.gv.version, "kind": rs.kind},
+	gvk := o.gvk
+	if gvk == nil {
+		gvk = map[string]string{"group": rs.gv.group, "version": rs.gv.version, "kind": rs.kind}
 	}
+	return spec.Extensions{"x-kubernetes-action": o.action, "x-kubernetes-group-version-kind": gvk}
 }
 
 // responseMediaTypes are what an operation answers in.

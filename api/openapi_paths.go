@@ -26,6 +26,7 @@ type op struct {
 	resp     reflect.Type // nil: text (logs)
 	codes    []int
 	consumes []string
+	gvk      map[string]string // x-kubernetes-group-version-kind; nil: the resource's kind
 }
 
 // pathItem is one path with its common parameters and operations.
@@ -130,6 +131,9 @@ func resourcePaths(rs *resource) []pathItem {
 		items = append(items, pathItem{path: collection + "/{name}/log", params: objectParams, ops: []op{
 			{method: "get", id: "read" + gvn + scope + kind + "Log", action: "get", params: logParams, codes: []int{200}},
 		}})
+	}
+	if isPods(rs) {
+		items = append(items, podSubresourcePaths(rs, collection, objectParams)...)
 	}
 	for i := range items {
 		items[i].rs = rs
