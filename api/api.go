@@ -35,6 +35,12 @@ type Config struct {
 	// exists and is not terminating (kube-apiserver's admission plugin of
 	// that name). The daemon sets it; without it any namespace is accepted.
 	NamespaceLifecycle bool
+	// Images imports image tarballs posted to ImagesPath; nil = that
+	// endpoint answers 503.
+	Images Images
+	// MaxImageSize bounds a posted image tarball in bytes (413 beyond);
+	// 0 = DefaultMaxImageSize.
+	MaxImageSize int64
 }
 
 // server holds the handlers' shared state.

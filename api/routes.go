@@ -31,6 +31,7 @@ func (s *server) routes(r *mux.Router) {
 	}
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
+	r.HandleFunc(ImagesPath, s.images)
 }
 
 // resourceRoutes registers the collection, object and subresource paths of
