@@ -45,6 +45,7 @@ type Config struct {
 	NodeName            string   // "" = the hostname
 	LogDriver           string   // binary the shim runs as log driver ("" = this executable)
 	ImportImages        []string // image tarballs (OCI or docker-archive) imported at start
+	MaxImageSize        int64    // largest tarball POST /skiff/v1/images takes; 0 = api.DefaultMaxImageSize
 	RegistryConfig      string   // docker config.json with registry credentials; "" = none
 	ImageGCHigh         int      // image disk usage (percent) that starts image GC; 0 or 100 = off
 	ImageGCLow          int      // usage image GC frees down to
@@ -202,6 +203,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return err
 		},
 		NamespaceLifecycle: true,
+		Images:             rt,
+		MaxImageSize:       cfg.MaxImageSize,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {
