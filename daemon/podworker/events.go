@@ -65,7 +65,8 @@ func (r *containerRun) event(eventtype, reason, messageFmt string, args ...any) 
 }
 
 // ensureImage is Runtime.EnsureImage with the kubelet's image Events:
-// "already present on machine", or Pulling then Pulled (or Failed).
+// "already present on machine", or Pulling, the layers' progress
+// (pullprogress.go), then Pulled (or Failed).
 func (r *containerRun) ensureImage(ctx context.Context) error {
 	rt, image, policy := r.w.m.cfg.Runtime, r.spec.Image, pullPolicy(r.spec)
 	_, err := rt.ImageInfo(ctx, image)
@@ -84,7 +85,8 @@ func (r *containerRun) ensureImage(ctx context.Context) error {
 	}
 	r.event(corev1.EventTypeNormal, "Pulling", "Pulling image %q", image)
 	start := time.Now()
-	if err := rt.EnsureImage(ctx, image, policy); err != nil {
+	progress := newPullProgress(image, r.w.m.now, r.event)
+	if err := rt.EnsureImageWithProgress(ctx, image, policy, progress.report); err != nil {
 		if ctx.Err() == nil {
 			r.event(corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", image, err)
 			r.event(corev1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)

@@ -11,6 +11,7 @@ import (
 // runtime's *Runtime implements it (asserted in package daemon).
 type Runtime interface {
 	EnsureImage(ctx context.Context, ref string, policy runtime.PullPolicy) error
+	EnsureImageWithProgress(ctx context.Context, ref string, policy runtime.PullPolicy, progress func(runtime.Progress)) error
 	ImageInfo(ctx context.Context, ref string) (runtime.ImageInfo, error)
 	Create(ctx context.Context, cfg runtime.ContainerConfig) error
 	Start(ctx context.Context, id string) (time.Time, <-chan runtime.ExitStatus, error)
