@@ -28,6 +28,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == imagesCommand {
+		if err := runImages(context.Background(), os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "skiffd images:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "skiffd:", err)
 		os.Exit(1)
@@ -69,6 +76,14 @@ func run(args []string) error {
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
 		return nil
+	})
+	fs.Func("max-image-size", "largest image tarball POST /skiff/v1/images takes, a quantity such as 16Gi (default 16Gi)", func(v string) error {
+		n, err := parseLogMaxSize(v)
+		if err == nil && n <= 0 {
+			err = fmt.Errorf("max image size %q must be positive", v)
+		}
+		cfg.MaxImageSize = n
+		return err
 	})
 	fs.Func("system-reserved", "resources kept from pods, as the kubelet's flag: cpu=500m,memory=1Gi,ephemeral-storage=10Gi", func(v string) error {
 		r, err := daemon.ParseSystemReserved(v)
