@@ -116,26 +116,7 @@ func preparePodUpdate(newObj, oldObj db.Object, status bool) {
 	defaultPodSpec(&n.Spec)
 }
 
-// podDeleteGrace is the grace period of a Pod's deletion.
-// NOTE: as kube-apiserver's pod strategy: the requested period, else the
-// pod's terminationGracePeriodSeconds, else 30; 0 for a pod that never
-// reached a node or has finished; a negative request means 1.
-func podDeleteGrace(obj db.Object, requested *int64) int64 {
-	pod := obj.(*corev1.Pod)
-	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return 0
-	}
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	switch {
-	case requested != nil:
-		grace = *requested
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if grace < 0 {
-		grace = 1
-	}
-	return grace
-}
+// podDeleteGrace is the grace period of a Pod's deletion (db.DeletionGrace).
+func podDeleteGrace(obj db.Object, requested *int64) int64 { return db.DeletionGrace(obj, requested) }
 
 func ptrTo[T any](v T) *T { return &v }

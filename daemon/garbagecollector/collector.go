@@ -243,17 +243,9 @@ func (c *Collector) advanceForeground(ctx context.Context, namespace, name strin
 }
 
 // deleteDependent deletes a pod gracefully, as kube-apiserver does for a
-// DELETE without a grace period: the pod's terminationGracePeriodSeconds,
-// or 0 when it was never scheduled or already finished.
+// DELETE without a grace period.
 func deleteDependent(tx *db.Tx, p *corev1.Pod) error {
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if p.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *p.Spec.TerminationGracePeriodSeconds
-	}
-	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		grace = 0
-	}
-	if _, _, err := tx.DeleteGracefully(db.Pods, p.Namespace, p.Name, grace); err != nil && !errors.Is(err, db.ErrNotFound) {
+	if _, _, err := tx.DeleteGracefully(db.Pods, p.Namespace, p.Name, db.DeletionGrace(p, nil)); err != nil && !errors.Is(err, db.ErrNotFound) {
 		return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 	}
 	return nil

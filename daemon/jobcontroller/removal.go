@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/skiff-sh/skiff/db"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -79,19 +80,7 @@ func maxRestarts(p *corev1.Pod) int32 {
 	return m
 }
 
-// deletionGrace is the grace period the controller deletes a pod with: the
-// pod's terminationGracePeriodSeconds (default 30), or 0 if it was never
-// scheduled or is already terminal.
-//
-// NOTE: the grace kube-apiserver's pod strategy applies to a DELETE without
-// a grace period (CheckGracefulDelete), which is what the Kubernetes Job
-// controller sends.
-func deletionGrace(p *corev1.Pod) int64 {
-	if p.Spec.NodeName == "" || isPodFinished(p) {
-		return 0
-	}
-	if p.Spec.TerminationGracePeriodSeconds != nil {
-		return *p.Spec.TerminationGracePeriodSeconds
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds
-}
+// deletionGrace is the grace period the controller deletes a pod with.
+// NOTE: the Kubernetes Job controller sends a DELETE without a grace
+// period, so kube-apiserver's pod strategy decides it (db.DeletionGrace).
+func deletionGrace(p *corev1.Pod) int64 { return db.DeletionGrace(p, nil) }

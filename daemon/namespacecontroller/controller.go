@@ -198,7 +198,7 @@ func deleteContent(tx *db.Tx, ns string) (int, error) {
 			return 0, err
 		}
 		for _, obj := range objs {
-			_, deleted, err := tx.DeleteGracefully(r, ns, obj.GetName(), deleteGrace(obj))
+			_, deleted, err := tx.DeleteGracefully(r, ns, obj.GetName(), db.DeletionGrace(obj, nil))
 			if err != nil {
 				return 0, fmt.Errorf("deleting %s %s/%s: %w", r.Name, ns, obj.GetName(), err)
 			}
@@ -208,19 +208,4 @@ func deleteContent(tx *db.Tx, ns string) (int, error) {
 		}
 	}
 	return left, nil
-}
-
-// deleteGrace is the grace period of an object's deletion: a Pod's as
-// kube-apiserver computes it (its terminationGracePeriodSeconds, default
-// 30; none for a pod that never reached a node or has finished), 0 for
-// anything else.
-func deleteGrace(obj db.Object) int64 {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return 0
-	}
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		return *g
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds
 }
