@@ -298,31 +298,9 @@ func withoutFinalizer(finalizers []string, drop string) []string {
 }
 
 func getJob(tx *db.Tx, namespace, name string) (*batchv1.Job, error) {
-	obj, err := tx.Get(db.Jobs, namespace, name)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("getting job %s: %w", name, err)
-	}
-	job, ok := obj.(*batchv1.Job)
-	if !ok {
-		return nil, fmt.Errorf("getting job %s: unexpected %T", name, obj)
-	}
-	return job, nil
+	return db.Find[*batchv1.Job](tx, db.Jobs, namespace, name)
 }
 
 func getPod(tx *db.Tx, namespace, name string) (*corev1.Pod, error) {
-	obj, err := tx.Get(db.Pods, namespace, name)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("getting pod %s: %w", name, err)
-	}
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil, fmt.Errorf("getting pod %s: unexpected %T", name, obj)
-	}
-	return p, nil
+	return db.Find[*corev1.Pod](tx, db.Pods, namespace, name)
 }

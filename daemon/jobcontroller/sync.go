@@ -205,18 +205,7 @@ func isManagedByUs(job *batchv1.Job) bool {
 }
 
 func getJob(tx *db.Tx, key jobKey) (*batchv1.Job, error) {
-	obj, err := tx.Get(db.Jobs, key.namespace, key.name)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("getting job: %w", err)
-	}
-	job, ok := obj.(*batchv1.Job)
-	if !ok {
-		return nil, fmt.Errorf("getting job: unexpected %T", obj)
-	}
-	return job, nil
+	return db.Find[*batchv1.Job](tx, db.Jobs, key.namespace, key.name)
 }
 
 // loadPods reads the named pods still controlled by the Job uid and still
@@ -241,18 +230,7 @@ func loadPods(tx *db.Tx, namespace string, uid types.UID, names []string) (pods 
 }
 
 func getPod(tx *db.Tx, namespace, name string) (*corev1.Pod, error) {
-	obj, err := tx.Get(db.Pods, namespace, name)
-	if errors.Is(err, db.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("getting pod %s: %w", name, err)
-	}
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil, fmt.Errorf("getting pod %s: unexpected %T", name, obj)
-	}
-	return p, nil
+	return db.Find[*corev1.Pod](tx, db.Pods, namespace, name)
 }
 
 // releasePods removes the tracking finalizer from the named pods that are
