@@ -39,34 +39,20 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "skiff-daemon-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
 	if testImage = os.Getenv(runtimetest.ImageEnv); testImage == "" {
 		fmt.Fprintf(os.Stderr, "%s must name the test image tarball (make test sets it)\n", runtimetest.ImageEnv)
 		return 1
 	}
-	skiffdBin = filepath.Join(dir, "skiffd")
-	build := exec.Command("go", "build", "-o", skiffdBin, "../cmd/skiffd")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building skiffd:", err)
-		return 1
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "containerd"), 0o700); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	containerd, err = runtimetest.Containerd(filepath.Join(dir, "containerd"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting containerd:", err)
-		return 1
-	}
-	defer containerd.Stop()
-	return m.Run()
+	return runtimetest.Main(m, func(env *runtimetest.Env, dir string) error {
+		containerd = env
+		skiffdBin = filepath.Join(dir, "skiffd")
+		build := exec.Command("go", "build", "-o", skiffdBin, "../cmd/skiffd")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building skiffd: %w", err)
+		}
+		return nil
+	})
 }
 
 // skiffd is one skiffd process under test.

@@ -23,15 +23,7 @@ import (
 // log until the container is removed.
 func TestShimLogDriver(t *testing.T) {
 	ctx := context.Background()
-	env, err := runtimetest.Containerd(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := runtimetest.Start(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -93,15 +85,7 @@ func TestShimLogDriver(t *testing.T) {
 // size through the shim to this test binary as a rotating log driver.
 func TestShimLogRotation(t *testing.T) {
 	ctx := context.Background()
-	env, err := runtimetest.Containerd(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := runtimetest.Start(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

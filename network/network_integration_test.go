@@ -25,27 +25,10 @@ import (
 var env *runtimetest.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "skiff-network-it")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	env, err = runtimetest.Containerd(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return code
+	os.Exit(runtimetest.Main(m, func(e *runtimetest.Env, _ string) error {
+		env = e
+		return nil
+	}))
 }
 
 var counter atomic.Int64

@@ -32,27 +32,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "skiff-runtime-it")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	env, err = runtimetest.Containerd(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return code
+	os.Exit(runtimetest.Main(m, func(e *runtimetest.Env, _ string) error {
+		env = e
+		return nil
+	}))
 }
 
 // newRuntime connects a Runtime using this test binary as the log driver.

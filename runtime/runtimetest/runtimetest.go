@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/containerd/containerd"
@@ -194,4 +195,55 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Main is the body of an integration test package's TestMain: it starts a
+// private containerd under a temporary directory, calls setup with it (nil
+// setup = none; setup may prepare more under dir), runs the tests, stops
+// containerd and returns the exit code for os.Exit.
+func Main(m *testing.M, setup func(env *Env, dir string) error) (code int) {
+	dir, err := os.MkdirTemp("", "skiff-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cdir := filepath.Join(dir, "containerd")
+	if err := os.Mkdir(cdir, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, err := Containerd(cdir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting containerd:", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping containerd:", err)
+			code = 1
+		}
+	}()
+	if setup != nil {
+		if err := setup(env, dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// Start starts a private containerd for one test, stopped when it ends.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	env, err := Containerd(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return env
 }
