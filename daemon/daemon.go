@@ -180,6 +180,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		RestartBackoffMax:        cfg.RestartBackoffMax,
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
+		Network:                  podNet,
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,

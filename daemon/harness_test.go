@@ -84,7 +84,9 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		// Every skiffd has its own pod address range and bridge: each keeps
 		// its own IP allocations.
 		bridge: fmt.Sprintf("skd%d-%d", os.Getpid()%100000, n),
-		subnet: fmt.Sprintf("10.%d.%d.0/24", 200+n/256%32, n%256),
+		// NOTE: the pid keeps the test binaries that run at once (go test -p)
+		// off each other's ranges.
+		subnet: fmt.Sprintf("10.%d.%d.0/24", 200+(os.Getpid()/256+int(n))%32, (os.Getpid()+int(n)*7)%256),
 	}
 	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 	s.client = kubernetes.NewForConfigOrDie(cfg)
