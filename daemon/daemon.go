@@ -51,6 +51,7 @@ type Config struct {
 	ImageGCLow          int      // usage image GC frees down to
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
+	CNIBinDirs          []string // where the CNI plugins are; nil = network.DefaultPluginDirs
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
@@ -119,17 +120,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 
-	podNet, err := network.New(network.Config{
-		DataDir: filepath.Join(cfg.DataDir, "network"),
-		Subnet:  cfg.PodSubnet,
-		Bridge:  cfg.PodBridge,
-		HostIP:  node.hostIP,
-	})
+	podNet, err := startPodNetwork(cfg, node)
 	if err != nil {
-		return fmt.Errorf("configuring the pod network: %w", err)
-	}
-	if err := podNet.Status(); err != nil {
-		logrus.WithError(err).Warn("pods without hostNetwork will wait in ContainerCreating until the pod network works")
+		return err
 	}
 
 	logRoot := filepath.Join(cfg.DataDir, "logs")
@@ -226,6 +219,32 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		s.shutdown(shutdownCtx)
 	}
 	return nil
+}
+
+// startPodNetwork configures the pod network and checks that it works. A
+// pod subnet that overlaps a route of the host is refused: pods would
+// shadow part of the node's network. Any other fault is logged in one line
+// and shown on the pods, which wait for it to be fixed (never falling back
+// to the host's network).
+func startPodNetwork(cfg Config, node node) (*network.Network, error) {
+	podNet, err := network.New(network.Config{
+		DataDir:    filepath.Join(cfg.DataDir, "network"),
+		PluginDirs: cfg.CNIBinDirs,
+		Subnet:     cfg.PodSubnet,
+		Bridge:     cfg.PodBridge,
+		HostIP:     node.hostIP,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configuring the pod network: %w", err)
+	}
+	err = podNet.Prepare()
+	switch {
+	case errors.Is(err, network.ErrSubnetOverlap):
+		return nil, fmt.Errorf("%w: choose a --pod-subnet that no route of this host covers", err)
+	case err != nil:
+		logrus.Errorf("%v: pods without hostNetwork wait in ContainerCreating, retried, until this is fixed", err)
+	}
+	return podNet, nil
 }
 
 type server struct {

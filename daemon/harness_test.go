@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
 
@@ -67,6 +67,7 @@ type skiffd struct {
 	extra   []string
 	bridge  string
 	subnet  string
+	gateway string // the bridge's address
 }
 
 // newSkiffd prepares (but does not start) a skiffd with its own data dir and
@@ -78,15 +79,12 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	n := skiffdCount.Add(1)
+	// Every skiffd has its own pod address range and bridge, apart from
+	// every other test process on the machine; both go after the test.
+	podNet := nettest.Reserve(t)
 	s := &skiffd{
 		t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra,
-		// Every skiffd has its own pod address range and bridge: each keeps
-		// its own IP allocations.
-		bridge: fmt.Sprintf("skd%d-%d", os.Getpid()%100000, n),
-		// NOTE: the pid keeps the test binaries that run at once (go test -p)
-		// off each other's ranges.
-		subnet: fmt.Sprintf("10.%d.%d.0/24", 200+(os.Getpid()/256+int(n))%32, (os.Getpid()+int(n)*7)%256),
+		bridge: podNet.Bridge, subnet: podNet.Subnet, gateway: podNet.Gateway(),
 	}
 	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 	s.client = kubernetes.NewForConfigOrDie(cfg)
@@ -94,11 +92,10 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 	return s
 }
 
-var skiffdCount atomic.Int32
-
 // cleanup deletes what the test left running through skiffd (so that pod
 // networks are torn down properly), stops skiffd, and removes what a killed
-// skiffd could not: netns mounts and the bridge.
+// skiffd could not: netns mounts (the bridge and its iptables rules go with
+// the reserved network, after this).
 func (s *skiffd) cleanup() {
 	if s.running() {
 		s.deleteEverything()
@@ -112,7 +109,6 @@ func (s *skiffd) cleanup() {
 	for _, m := range mounts {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
 	}
-	_ = exec.Command("ip", "link", "del", s.bridge).Run()
 }
 
 func (s *skiffd) running() bool {

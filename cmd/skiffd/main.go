@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -72,6 +73,10 @@ func run(args []string) error {
 	fs.IntVar(&cfg.ImageGCLow, "image-gc-low-threshold", 80, "image disk usage percent image garbage collection frees down to")
 	fs.StringVar(&cfg.PodSubnet, "pod-subnet", network.DefaultSubnet, "IPv4 range of the pods' network (must not overlap the host's routes)")
 	fs.StringVar(&cfg.PodBridge, "pod-bridge", network.DefaultBridge, "host bridge the pods are attached to")
+	fs.Func("cni-bin-dir", "comma-separated directories holding the CNI plugins (default "+strings.Join(network.DefaultPluginDirs, ",")+")", func(v string) error {
+		cfg.CNIBinDirs = strings.Split(v, ",")
+		return nil
+	})
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
