@@ -88,6 +88,12 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
+	// NOTE: before containerd, so that a pod subnet refused ends skiffd at once.
+	podNet, err := startPodNetwork(cfg, node)
+	if err != nil {
+		return err
+	}
+
 	address, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
 		return err
@@ -120,10 +126,6 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 
-	podNet, err := startPodNetwork(cfg, node)
-	if err != nil {
-		return err
-	}
 
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)

@@ -39,9 +39,21 @@ var (
 	// interface). The daemon still runs; pods that need a network wait.
 	ErrUnavailable = errors.New("pod network unavailable")
 	// ErrSubnetOverlap: the subnet overlaps a route of the host other than
-	// the bridge's own. It wraps ErrUnavailable.
-	ErrSubnetOverlap = fmt.Errorf("%w: the pod subnet overlaps a host route", ErrUnavailable)
+	// the bridge's own. An error that is ErrSubnetOverlap is also
+	// ErrUnavailable.
+	ErrSubnetOverlap = errors.New("pod subnet overlaps a host route")
 )
+
+// overlapError is ErrSubnetOverlap with the subnet and the route.
+type overlapError struct{ subnet, route string }
+
+func (e overlapError) Error() string {
+	return fmt.Sprintf("pod subnet %s overlaps the host route %s", e.subnet, e.route)
+}
+
+func (e overlapError) Is(target error) bool {
+	return target == ErrSubnetOverlap || target == ErrUnavailable
+}
 
 // Defaults of Config.
 const (
@@ -213,7 +225,7 @@ func (n *Network) Status() error {
 		return fmt.Errorf("%w: reading host routes: %v", ErrUnavailable, err)
 	}
 	if r, ok := clashingRoute(string(routes), n.subnet, n.cfg.Bridge); ok {
-		return fmt.Errorf("%w: %s overlaps %s", ErrSubnetOverlap, n.subnet, r)
+		return overlapError{subnet: n.subnet.String(), route: r}
 	}
 	if err := notABridge(n.cfg.Bridge); err != nil {
 		return err

@@ -21,6 +21,9 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 	if err := validUID(uid); err != nil {
 		return err
 	}
+	if !n.hasLeftovers(uid) {
+		return nil
+	}
 	start := time.Now()
 	st, known, err := n.readState(uid)
 	if err != nil {
