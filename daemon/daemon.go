@@ -126,7 +126,6 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 
-
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
 	broadcaster := events.NewBroadcaster(events.Config{Store: store})
