@@ -31,6 +31,7 @@ func TestDependencyDirection(t *testing.T) {
 		"namespace controller uses the store only": {"daemon/namespacecontroller", []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"pod worker never imports api": {"daemon/podworker", []string{module + "/api"}},
+		"skiffd links no test helpers": {"cmd/skiffd", []string{module + "/network/nettest", module + "/runtime/runtimetest"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
@@ -93,9 +94,9 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 }
 
 // cleanup deletes what the test left running through skiffd (so that pod
-// networks are torn down properly), stops skiffd, and removes what a killed
-// skiffd could not: netns mounts (the bridge and its iptables rules go with
-// the reserved network, after this).
+// networks are torn down properly), stops skiffd, and removes the pod
+// networks a stopped or killed skiffd left (the bridge and its iptables
+// rules go with the reserved network, after this).
 func (s *skiffd) cleanup() {
 	if s.running() {
 		s.deleteEverything()
@@ -105,9 +106,34 @@ func (s *skiffd) cleanup() {
 		b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
 		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
 	}
+	if s.cmd != nil {
+		s.removePodNetworks()
+	}
+	// What even that could not remove: the namespaces' mounts.
 	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
 	for _, m := range mounts {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
+	}
+}
+
+// removePodNetworks tears down, with skiffd's own package on its data dir,
+// the pod networks left by pods that were still there when skiffd stopped
+// (their veths, addresses, hostPort rules and namespaces), as a restarted
+// skiffd would once the pods are gone.
+func (s *skiffd) removePodNetworks() {
+	n, err := network.New(network.Config{DataDir: filepath.Join(s.dataDir, "network"), Subnet: s.subnet, Bridge: s.bridge})
+	if err != nil {
+		s.t.Errorf("opening the pod network to clean up: %v", err)
+		return
+	}
+	uids, err := n.List()
+	if err != nil {
+		s.t.Errorf("listing the pod networks left: %v", err)
+	}
+	for _, uid := range uids {
+		if err := n.Teardown(context.Background(), uid); err != nil {
+			s.t.Errorf("removing the network of pod %s: %v", uid, err)
+		}
 	}
 }
 
