@@ -27,9 +27,11 @@ import (
 // LockDir holds one lock file per subnet in use.
 const LockDir = "/run/skiff-test-nets"
 
-// The subnets handed out: the /24s of 10.208.0.0/12.
+// The subnets handed out: the /24s of 10.160.0.0/12 (apart from the
+// ranges the tests used before, 10.200-231.x and 10.240-255.x, as
+// checkouts that still pick those may run at the same time).
 const (
-	firstOctet2 = 208
+	firstOctet2 = 160
 	subnets     = 16 * 256
 )
 
