@@ -131,7 +131,9 @@ func addressed(subnet string) (bool, error) {
 // remove deletes the network's bridge and iptables rules.
 func remove(n Net) error {
 	if _, err := os.Stat(filepath.Join("/sys/class/net", n.Bridge)); err == nil {
-		if out, err := exec.Command("ip", "link", "del", n.Bridge).CombinedOutput(); err != nil {
+		out, err := exec.Command("ip", "link", "del", n.Bridge).CombinedOutput()
+		// A veth may go by itself meanwhile, with its namespace.
+		if _, statErr := os.Stat(filepath.Join("/sys/class/net", n.Bridge)); err != nil && statErr == nil {
 			return fmt.Errorf("deleting bridge %s: %v: %s", n.Bridge, err, out)
 		}
 	}
