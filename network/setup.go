@@ -32,10 +32,10 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 	if pod.HostNetwork {
 		return n.setupHostNetwork(pod)
 	}
+	start := time.Now()
 	if err := n.Prepare(); err != nil {
 		return Sandbox{}, err
 	}
-	start := time.Now()
 	if n.hasLeftovers(pod.UID) {
 		if err := n.Teardown(ctx, pod.UID); err != nil {
 			return Sandbox{}, fmt.Errorf("cleaning up the pod's earlier sandbox: %w", err)
