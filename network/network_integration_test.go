@@ -216,7 +216,12 @@ func TestPodsReachEachOtherAndTheHostReachesThem(t *testing.T) {
 func TestHostPort(t *testing.T) {
 	rt := newRuntime(t)
 	n, cfg := newNetwork(t, t.TempDir())
-	hostPort := int32(20000 + os.Getpid()%10000)
+	ln, err := net.Listen("tcp", ":0") // a port no one uses now
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPort := int32(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
 	pod, sb := setup(t, n, "web", network.PortMapping{HostPort: hostPort, ContainerPort: 8080, Protocol: "tcp"})
 	serve(t, rt, pod, sb, "hello-via-hostport")
 	for _, host := range []string{cfg.HostIP, "127.0.0.1"} {
