@@ -77,6 +77,15 @@ func TestPodNetwork(t *testing.T) {
 		}
 	})
 
+	t.Run("its own loopback", func(t *testing.T) {
+		// web-a listens on 8080 on every address: on the host's network
+		// this pod's 127.0.0.1:8080 would be web-a's (or refuse, lo down).
+		script := "mkdir -p /tmp/www && echo mine > /tmp/www/index.html && (httpd -f -p 127.0.0.1:8080 -h /tmp/www &) && sleep 1 && timeout 10 wget -q -O- http://127.0.0.1:8080/"
+		if log := runToEnd(t, s, shPod("own-lo", corev1.RestartPolicyNever, script), corev1.PodSucceeded); log != "mine\n" {
+			t.Errorf("the pod's 127.0.0.1:8080 answered %q", log)
+		}
+	})
+
 	t.Run("hostPort from the node IP and 127.0.0.1", func(t *testing.T) {
 		port := freePort(t)
 		runWeb(t, s, "web-hostport", port)
@@ -675,7 +684,7 @@ func TestPodNetworkUnavailable(t *testing.T) {
 	hostNet.Spec.HostNetwork = true
 	runToEnd(t, s, hostNet, corev1.PodSucceeded)
 
-	for _, p := range []string{"bridge", "host-local", "portmap", "loopback"} {
+	for _, p := range []string{"bridge", "host-local", "portmap"} {
 		if err := os.Symlink(filepath.Join("/usr/lib/cni", p), filepath.Join(plugins, p)); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
 // Package network gives each pod its own network namespace, joined to a
 // bridge on this node through CNI (the containernetworking plugins bridge,
-// host-local, portmap and loopback, driven by containerd's go-cni library,
-// as containerd's CRI plugin does) plus a few iptables rules per bridge
+// host-local and portmap, driven by containerd's go-cni library, as
+// containerd's CRI plugin does; lo is brought up in-process) plus a few
+// iptables rules per bridge
 // (hostRules: masquerade, forwarding, no loopback from pods), and writes
 // the pod's /etc/hosts and /etc/resolv.conf the way the kubelet manages
 // them.
@@ -72,7 +73,7 @@ var DefaultPluginDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
 const networkName = "skiff"
 
 // plugins are the CNI plugin binaries the network needs.
-var plugins = []string{"bridge", "host-local", "portmap", "loopback"}
+var plugins = []string{"bridge", "host-local", "portmap"}
 
 // Config configures the pod network.
 type Config struct {
@@ -160,19 +161,19 @@ func New(cfg Config) (*Network, error) {
 	return n, nil
 }
 
-// newCNI is a go-cni instance with the pod network of conf and loopback.
+// newCNI is a go-cni instance with the pod network of conf (eth0); Setup
+// brings lo up itself (loopbackUp).
 func newCNI(cfg Config, conf gocni.Opt) (gocni.CNI, error) {
 	c, err := gocni.New(
 		gocni.WithPluginDir(cfg.PluginDirs),
 		gocni.WithPluginConfDir(cfg.ConfDir),
-		gocni.WithMinNetworkCount(2),
+		gocni.WithMinNetworkCount(1),
 		gocni.WithInterfacePrefix("eth"),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("initializing CNI: %w", err)
 	}
-	// NOTE: the pod network first, so that it gets eth0; loopback brings lo up.
-	if err := c.Load(conf, gocni.WithLoNetwork); err != nil {
+	if err := c.Load(conf); err != nil {
 		return nil, fmt.Errorf("loading CNI config: %w", err)
 	}
 	return c, nil

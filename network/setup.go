@@ -53,6 +53,9 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 			n.undo(pod.UID)
 		}
 	}()
+	if err := loopbackUp(ns); err != nil {
+		return Sandbox{}, err
+	}
 	st := state{NetNSPath: ns.GetPath(), Ports: pod.Ports}
 	res, err := n.cniFor(len(pod.Ports) > 0).Setup(ctx, pod.UID, st.NetNSPath, n.namespaceOpts(pod.Namespace, pod.Name, pod.UID, pod.Ports)...)
 	if err != nil {
