@@ -1,11 +1,10 @@
 // Package network gives each pod its own network namespace, joined to a
 // bridge on this node through CNI (the containernetworking plugins bridge,
 // host-local and portmap, driven by containerd's go-cni library, as
-// containerd's CRI plugin does; lo is brought up in-process) plus a few
-// iptables rules per bridge
-// (hostRules: masquerade, forwarding, no loopback from pods), and writes
-// the pod's /etc/hosts and /etc/resolv.conf the way the kubelet manages
-// them.
+// containerd's CRI plugin does; lo is brought up in-process), plus a few
+// iptables chains per bridge (hostRules: masquerade, forwarding, no
+// loopback from pods), and writes the pod's /etc/hosts and
+// /etc/resolv.conf the way the kubelet manages them.
 //
 // Layout under Config.DataDir:
 //
