@@ -263,7 +263,7 @@ func notABridge(name string) error {
 		return nil // none yet: the bridge plugin creates it
 	}
 	if _, err := os.Stat(filepath.Join("/sys/class/net", name, "bridge")); err != nil {
-		return fmt.Errorf("%w: the interface %s exists and is not a bridge", ErrUnavailable, name)
+		return fmt.Errorf("%w: the interface %s exists and is not a bridge (use another bridge name)", ErrUnavailable, name)
 	}
 	return nil
 }
