@@ -258,14 +258,21 @@ func (n *Network) Prepare() error {
 
 // notABridge reports a network interface named name that is not a bridge:
 // the bridge plugin would refuse every pod.
+//
+// NOTE: the device type in uevent, not the bridge/ directory of sysfs: that
+// one appears a moment after the device, while the bridge plugin of a
+// concurrent Setup is creating it.
 func notABridge(name string) error {
-	if _, err := os.Stat(filepath.Join("/sys/class/net", name)); err != nil {
-		return nil // none yet: the bridge plugin creates it
+	uevent, err := os.ReadFile(filepath.Join("/sys/class/net", name, "uevent"))
+	if err != nil {
+		return nil // none (yet): the bridge plugin creates it
 	}
-	if _, err := os.Stat(filepath.Join("/sys/class/net", name, "bridge")); err != nil {
-		return fmt.Errorf("%w: the interface %s exists and is not a bridge (use another bridge name)", ErrUnavailable, name)
+	for _, line := range strings.Split(string(uevent), "\n") {
+		if line == "DEVTYPE=bridge" {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("%w: the interface %s exists and is not a bridge (use another bridge name)", ErrUnavailable, name)
 }
 
 func (n *Network) pluginsInstalled() error {
