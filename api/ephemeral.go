@@ -187,15 +187,12 @@ func validateEphemeralContainers(spec *corev1.PodSpec, fld *field.Path) field.Er
 			names[c.Name], targets[c.Name] = true, true
 		}
 	}
-	volumes := map[string]bool{}
-	for _, v := range spec.Volumes {
-		volumes[v.Name] = true
-	}
+	volumes, _ := validateVolumes(spec.Volumes, field.NewPath("spec", "volumes"))
 	common := make([]corev1.Container, len(spec.EphemeralContainers))
 	for i := range spec.EphemeralContainers {
 		common[i] = corev1.Container(spec.EphemeralContainers[i].EphemeralContainerCommon)
 	}
-	errs := validateContainers(common, fld, names)
+	errs := validateContainers(common, volumes, fld, names)
 	for i := range spec.EphemeralContainers {
 		ec := &spec.EphemeralContainers[i]
 		p := fld.Index(i)
@@ -205,9 +202,6 @@ func validateEphemeralContainers(spec *corev1.PodSpec, fld *field.Path) field.Er
 		errs = append(errs, forbiddenEphemeralFields(&common[i], p)...)
 		for j, m := range ec.VolumeMounts {
 			mp := p.Child("volumeMounts").Index(j)
-			if !volumes[m.Name] {
-				errs = append(errs, field.NotFound(mp.Child("name"), m.Name))
-			}
 			if m.SubPath != "" {
 				errs = append(errs, field.Forbidden(mp.Child("subPath"), "cannot be set for an Ephemeral Container"))
 			}

@@ -28,7 +28,7 @@ func TestValidateEphemeralContainersUpdate(t *testing.T) {
 	base := corev1.PodSpec{
 		InitContainers: []corev1.Container{{Name: "init"}},
 		Containers:     []corev1.Container{{Name: "app"}},
-		Volumes:        []corev1.Volume{{Name: "data"}},
+		Volumes:        []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}
 	with := func(old []corev1.EphemeralContainer, ecs ...corev1.EphemeralContainer) (corev1.PodSpec, corev1.PodSpec) {
 		o, n := *base.DeepCopy(), *base.DeepCopy()
@@ -76,8 +76,9 @@ func TestValidateEphemeralContainersUpdate(t *testing.T) {
 		"volume mounts": {new: []corev1.EphemeralContainer{ephemeral("dbg", func(ec *corev1.EphemeralContainer) {
 			ec.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: "x"}, {Name: "nope", MountPath: "/n"}}
 		})}, want: []string{
-			"spec.ephemeralContainers[0].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container",
+			// NOTE: kube validates the mounts as any container's first.
 			`spec.ephemeralContainers[0].volumeMounts[1].name: Not found: "nope"`,
+			"spec.ephemeralContainers[0].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container",
 		}},
 	}
 	for name, tc := range tests {

@@ -37,7 +37,10 @@ var jobResource = &resource{
 	validateCreate: func(obj db.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job)) },
 	prepareUpdate:  prepareJobUpdate,
 	validateUpdate: func(n, o db.Object) field.ErrorList { return validateJobUpdate(n.(*batchv1.Job), o.(*batchv1.Job)) },
-	spec:           func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
+	validateStatusUpdate: func(n, o db.Object) field.ErrorList {
+		return validateJobStatusUpdate(n.(*batchv1.Job), o.(*batchv1.Job))
+	},
+	spec: func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
 	// NOTE: kube's job strategy defaults to orphaning the pods when a
 	// batch/v1 Job is deleted without a propagation policy.
 	defaultPropagation: metav1.DeletePropagationOrphan,

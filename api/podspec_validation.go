@@ -15,13 +15,13 @@ func validatePod(pod *corev1.Pod) field.ErrorList {
 // validatePodSpec validates the parts of a pod spec skiff acts on, with
 // kube-apiserver's messages.
 func validatePodSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
-	var errs field.ErrorList
+	volumes, errs := validateVolumes(spec.Volumes, fld.Child("volumes"))
 	names := map[string]bool{}
-	errs = append(errs, validateContainers(spec.InitContainers, fld.Child("initContainers"), names)...)
+	errs = append(errs, validateContainers(spec.InitContainers, volumes, fld.Child("initContainers"), names)...)
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(fld.Child("containers"), ""))
 	}
-	errs = append(errs, validateContainers(spec.Containers, fld.Child("containers"), names)...)
+	errs = append(errs, validateContainers(spec.Containers, volumes, fld.Child("containers"), names)...)
 	errs = append(errs, supported(fld.Child("restartPolicy"), string(spec.RestartPolicy),
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
 	errs = append(errs, supported(fld.Child("dnsPolicy"), string(spec.DNSPolicy),
@@ -36,8 +36,9 @@ func validatePodSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
 }
 
 // validateContainers validates containers whose names must be unique
-// across the pod (names collects them).
-func validateContainers(cs []corev1.Container, fld *field.Path, names map[string]bool) field.ErrorList {
+// across the pod (names collects them) and whose mounts name the pod's
+// volumes.
+func validateContainers(cs []corev1.Container, volumes map[string]bool, fld *field.Path, names map[string]bool) field.ErrorList {
 	var errs field.ErrorList
 	for i := range cs {
 		c := &cs[i]
@@ -60,6 +61,7 @@ func validateContainers(cs []corev1.Container, fld *field.Path, names map[string
 			corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
 		errs = append(errs, supported(p.Child("terminationMessagePolicy"), string(c.TerminationMessagePolicy),
 			corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError)...)
+		errs = append(errs, validateVolumeMounts(c.VolumeMounts, volumes, p.Child("volumeMounts"))...)
 	}
 	return errs
 }

@@ -70,6 +70,9 @@ type resource struct {
 	prepareUpdate func(newObj, oldObj db.Object, status bool)
 	// validateUpdate validates an update of the object (not of its status).
 	validateUpdate func(newObj, oldObj db.Object) field.ErrorList
+	// validateStatusUpdate validates an update of the object's status
+	// subresource; nil = only the metadata rules.
+	validateStatusUpdate func(newObj, oldObj db.Object) field.ErrorList
 	// spec is the part of the object whose change bumps metadata.generation.
 	spec func(obj db.Object) any
 	// defaultPropagation applies to DELETE without a propagation policy.

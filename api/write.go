@@ -267,8 +267,11 @@ func (s *server) updateObject(rs *resource, ns, name string, status bool, opts w
 		}
 		errs := apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata"))
 		errs = append(errs, validateObjectMeta(rs, obj)...)
-		if !status {
+		switch {
+		case !status:
 			errs = append(errs, rs.validateUpdate(obj, old)...)
+		case rs.validateStatusUpdate != nil:
+			errs = append(errs, rs.validateStatusUpdate(obj, old)...)
 		}
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(rs.groupKind(), name, errs)
