@@ -10,8 +10,8 @@ import (
 // kubeValue is v as a field error should show it. kube-apiserver validates
 // its internal types, whose structs have no json tags, and field errors
 // render a struct value as its JSON: keys are then the Go field names
-// ({"Rules":[{"Action":"FailJob",…}]}). Structs of k8s.io/api are wrapped
-// to render that way; other values are kept.
+// ({"Rules":[{"Action":"FailJob",…}]}). Structs of k8s.io/api, and slices
+// of them, are wrapped to render that way; other values are kept.
 //
 // NOTE: the batch types have the same fields in the same order inside and
 // out, so their rendering is kube's; the pod template's internal form
@@ -19,6 +19,9 @@ import (
 func kubeValue(v any) any {
 	t := reflect.TypeOf(v)
 	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
 	if t != nil && t.Kind() == reflect.Struct && isAPIType(t) {
