@@ -31,6 +31,8 @@ func TestDependencyDirection(t *testing.T) {
 		"namespace controller uses the store only": {"daemon/namespacecontroller", []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"pod worker never imports api": {"daemon/podworker", []string{module + "/api"}},
+		"endpoints controller uses the store only": {"daemon/endpointscontroller", []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
