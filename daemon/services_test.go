@@ -266,6 +266,24 @@ func TestClusterIPService(t *testing.T) {
 		return err == nil && seen["web-a"] > 0 && seen["web-b"] > 0, nil
 	})
 
+	// ClientIP affinity: one client, one pod.
+	sticky, err := s.client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "sticky"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, SessionAffinity: corev1.ServiceAffinityClientIP,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, s.client, "sticky", ips...)
+	waitFor(t, time.Minute, "the sticky Service answering", func() (bool, error) {
+		_, err := fetchNames(sticky.Spec.ClusterIP+":80", 1)
+		return err == nil, nil
+	})
+	if seen, err := fetchNames(sticky.Spec.ClusterIP+":80", 20); err != nil || len(seen) != 1 {
+		t.Errorf("20 GETs of a ClientIP-affine Service saw %v (%v), want one pod", seen, err)
+	}
+
 	// From a pod, by name and by clusterIP.
 	client := shPod("client", corev1.RestartPolicyNever,
 		`for i in 1 2 3 4 5 6 7 8 9 10; do timeout 3 wget -q -O - http://web/name; timeout 3 wget -q -O - http://`+clusterIP+`/name; done; cat /etc/resolv.conf`)
@@ -363,9 +381,11 @@ func TestClusterIPService(t *testing.T) {
 		t.Errorf("with skiffd restarted: %v %v", seen, err)
 	}
 
-	// Deleted, the Service's endpoints and rules go.
-	if err := s.client.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	// Deleted, the Services' endpoints and rules go.
+	for _, name := range []string{"web", "sticky"} {
+		if err := s.client.CoreV1().Services("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	waitFor(t, time.Minute, "endpoints and slices gone", func() (bool, error) {
 		_, err := s.client.CoreV1().Endpoints("default").Get(ctx, "web", metav1.GetOptions{})
@@ -374,7 +394,7 @@ func TestClusterIPService(t *testing.T) {
 	})
 	waitFor(t, time.Minute, "the Service's rules gone", func() (bool, error) {
 		out, err := exec.Command("iptables-save").Output()
-		return err == nil && !strings.Contains(string(out), clusterIP+"/32"), err
+		return err == nil && !strings.Contains(string(out), clusterIP+"/32") && !strings.Contains(string(out), sticky.Spec.ClusterIP+"/32"), err
 	})
 }
 
