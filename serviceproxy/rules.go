@@ -10,6 +10,14 @@
 // rules outlive skiffd (running pods keep reaching their Services while it
 // restarts); each sync rewrites them whole and deletes the chains left
 // from before. It imports no skiff package.
+//
+// NOTE: what kube-proxy's iptables mode does that this does not: node
+// ports, load balancers and their health checks (skiff refuses those
+// Service types); traffic policies Local and topology (on one node every
+// endpoint is local, so they change nothing); IPv6; deleting the conntrack
+// entries of UDP flows to an endpoint that went (they time out instead,
+// 30s to 180s); partial syncs (every sync rewrites all Services, cheap at
+// the sizes one node runs).
 package serviceproxy
 
 import (
