@@ -32,6 +32,8 @@ func TestKubectlServices(t *testing.T) {
 	wantLines(t, ts.mustKubectl(t, "", "get", "services", "-o", "wide"), "PORT(S) AGE SELECTOR", "80/TCP", "app=web")
 	wantLines(t, ts.mustKubectl(t, "", "explain", "service.spec.ports.targetPort"),
 		"KIND: Service", "FIELD: targetPort <IntOrString>")
+	wantLines(t, ts.mustKubectl(t, "", "explain", "endpointslices.endpoints.conditions"),
+		"GROUP: discovery.k8s.io", "KIND: EndpointSlice", "serving <boolean>")
 
 	// Client-side validation knows the schema: an unknown field is refused.
 	out, err := ts.kubectl(t, strings.Replace(serviceYAML, "port: 80", "port: 80\n    prot: 1", 1), "create", "--validate=true", "-f", "-")
