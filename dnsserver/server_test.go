@@ -145,3 +145,43 @@ func TestServerUpstreamDown(t *testing.T) {
 		t.Errorf("unknown cluster name: rcode %s", dns.RcodeToString[resp.Rcode])
 	}
 }
+
+// BenchmarkServerUDP measures a cluster-domain answer and an NXDOMAIN over UDP on loopback.
+func BenchmarkServerUDP(b *testing.B) {
+	for _, name := range []string{"web.default.svc.cluster.local.", "nope.default.svc.cluster.local."} {
+		b.Run(name, func(b *testing.B) {
+			addr := benchServer(b)
+			c := &dns.Client{Timeout: 5 * time.Second}
+			m := new(dns.Msg).SetQuestion(name, dns.TypeA)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := c.Exchange(m, addr); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchServer(b *testing.B) string {
+	b.Helper()
+	probe, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := probe.LocalAddr().String()
+	probe.Close()
+	s, err := New(Config{Addr: addr, Domain: "cluster.local", Zone: fakeZone{}, Upstreams: func() ([]string, error) { return nil, nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc, ln, err := s.Listen()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Serve(ctx, pc, ln) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return addr
+}

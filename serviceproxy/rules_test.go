@@ -1,6 +1,7 @@
 package serviceproxy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,5 +93,20 @@ func TestSplitRule(t *testing.T) {
 	want := []string{"-m", "comment", "--comment", "skiff service portals (skiff0)", "-j", "SKt-SERVICES"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}
+
+// BenchmarkRules renders the rules of 1000 Services of 3 endpoints each.
+func BenchmarkRules(b *testing.B) {
+	var svcs []Service
+	for i := 0; i < 1000; i++ {
+		svcs = append(svcs, Service{Namespace: "default", Name: fmt.Sprintf("svc-%d", i), ClusterIP: fmt.Sprintf("10.43.%d.%d", i/250, i%250+1),
+			Ports: []Port{{Name: "http", Protocol: "tcp", Port: 80, Endpoints: []Endpoint{
+				{IP: "10.88.0.5", Port: 8080}, {IP: "10.88.0.6", Port: 8080}, {IP: "10.88.0.7", Port: 8080}}}}})
+	}
+	c := chainsFor("skiff0")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = rules(c, "10.88.0.0/16", false, svcs, nil)
 	}
 }
