@@ -3,15 +3,16 @@ package dnsserver
 import (
 	"net"
 	"strings"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/sirupsen/logrus"
 )
 
-// maxUpstreamsTried bounds how many upstreams one query waits for, so that
-// a client (whose resolver gives up after 5s by default) gets SERVFAIL
+// forwardDeadline bounds the wait for upstreams on one query, so that a
+// client (whose resolver gives up after 5s by default) gets SERVFAIL
 // instead of silence when none answers.
-const maxUpstreamsTried = 3
+const forwardDeadline = 4 * time.Second
 
 // forward asks the upstreams in turn (over TCP if the client used TCP or
 // the UDP answer was truncated) and returns the first answer, or SERVFAIL.
@@ -20,17 +21,17 @@ func (s *Server) forward(req *dns.Msg, tcp bool) *dns.Msg {
 	if err != nil {
 		logrus.WithError(err).Warn("dns: reading the upstream resolvers")
 	}
-	tried := 0
+	deadline := time.Now().Add(forwardDeadline)
 	for _, up := range upstreams {
 		addr := upstreamAddr(up)
 		if addr == "" || addr == s.cfg.Addr {
 			continue // never forward to ourselves
 		}
-		if tried == maxUpstreamsTried {
+		timeout := min(s.cfg.ForwardTimeout, time.Until(deadline))
+		if timeout <= 0 {
 			break
 		}
-		tried++
-		resp, err := s.exchange(req, addr, tcp)
+		resp, err := s.exchange(req, addr, tcp, timeout)
 		if err != nil {
 			logrus.WithError(err).WithField("upstream", addr).Debug("dns: forwarding")
 			continue
@@ -41,9 +42,9 @@ func (s *Server) forward(req *dns.Msg, tcp bool) *dns.Msg {
 	return new(dns.Msg).SetRcode(req, dns.RcodeServerFailure)
 }
 
-// exchange sends req to one upstream.
-func (s *Server) exchange(req *dns.Msg, addr string, tcp bool) (*dns.Msg, error) {
-	c := &dns.Client{Net: "udp", Timeout: s.cfg.ForwardTimeout, UDPSize: dns.DefaultMsgSize}
+// exchange sends req to one upstream, waiting at most timeout.
+func (s *Server) exchange(req *dns.Msg, addr string, tcp bool, timeout time.Duration) (*dns.Msg, error) {
+	c := &dns.Client{Net: "udp", Timeout: timeout, UDPSize: dns.DefaultMsgSize}
 	if tcp {
 		c.Net = "tcp"
 	}

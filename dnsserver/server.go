@@ -41,7 +41,7 @@ type Config struct {
 	// resolv.conf may change).
 	Upstreams func() ([]string, error)
 	// ForwardTimeout bounds the wait for one upstream; 0 = 2s. A query
-	// that no upstream answers gets SERVFAIL after at most three of them.
+	// that no upstream answers gets SERVFAIL within 4s.
 	ForwardTimeout time.Duration
 }
 
@@ -173,6 +173,9 @@ func (s *Server) answerLocal(req *dns.Msg, name string, qtype uint16) (*dns.Msg,
 	resp := new(dns.Msg).SetReply(req)
 	resp.Authoritative = true
 	resp.Answer, resp.Extra = answer, extra
+	if opt := req.IsEdns0(); opt != nil {
+		resp.SetEdns0(max(opt.UDPSize(), dns.MinMsgSize), false) // RFC 6891: an EDNS query gets an EDNS answer
+	}
 	switch {
 	case name == s.domain && qtype == dns.TypeSOA:
 		resp.Answer = []dns.RR{s.soa}
