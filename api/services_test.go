@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -304,5 +305,22 @@ func TestEndpointsAndSlicesServed(t *testing.T) {
 	mustJSON(t, r.body, &table)
 	if len(table.Rows) != 1 || !cmp.Equal(table.Rows[0].Cells[:4], []any{"ext-1", "IPv4", "5432", "192.0.2.10"}) {
 		t.Errorf("slice table = %s", r.body)
+	}
+}
+
+func TestServiceFromProtobuf(t *testing.T) {
+	ts := newTestServer(t)
+	raw, err := (&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "pb"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Service"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ts.do(t, "POST", servicesPath, string(append([]byte("k8s\x00"), envelope...)), "Content-Type: application/vnd.kubernetes.protobuf")
+	if r.code != 201 || decodeService(t, r.body).Spec.ClusterIP == "" {
+		t.Errorf("protobuf create = %d %s", r.code, r.body)
 	}
 }
