@@ -20,6 +20,8 @@ func TestDependencyDirection(t *testing.T) {
 		"logs is a leaf":            {"logs", []string{module + "/"}},
 		"runtime is a leaf":         {"runtime", []string{module + "/"}},
 		"network is a leaf":         {"network", []string{module + "/"}},
+		"dnsserver is a leaf":       {"dnsserver", []string{module + "/"}},
+		"serviceproxy is a leaf":    {"serviceproxy", []string{module + "/"}},
 		"supervisor is a leaf":      {"runtime/supervisor", []string{module + "/"}},
 		"api never sees containerd": {"api", []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"job controller uses the store only": {"daemon/jobcontroller", []string{
@@ -31,6 +33,12 @@ func TestDependencyDirection(t *testing.T) {
 		"namespace controller uses the store only": {"daemon/namespacecontroller", []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"pod worker never imports api": {"daemon/podworker", []string{module + "/api"}},
+		"service proxy reads the store only": {"daemon/proxier", []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
+		"cluster dns reads the store only": {"daemon/clusterdns", []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
+		"endpoints controller uses the store only": {"daemon/endpointscontroller", []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,12 +1,15 @@
 // Package api serves the Kubernetes REST API for batch/v1 Jobs and core/v1
-// Pods over HTTP: discovery, OpenAPI, CRUD handlers, watches, patches,
-// Table output, pod logs and errors as metav1.Status. It talks to the store
-// (package db) and reads log files (package logs); it never sees containerd.
+// Pods (and what goes with them: Events, Namespaces, the Node, Services
+// with their Endpoints and discovery.k8s.io/v1 EndpointSlices) over HTTP:
+// discovery, OpenAPI, CRUD handlers, watches, patches, Table output, pod
+// logs and errors as metav1.Status. It talks to the store (package db) and
+// reads log files (package logs); it never sees containerd.
 package api
 
 import (
 	"context"
 	"net/http"
+	"net/netip"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/version"
@@ -41,13 +44,18 @@ type Config struct {
 	// MaxImageSize bounds a posted image tarball in bytes (413 beyond);
 	// 0 = DefaultMaxImageSize.
 	MaxImageSize int64
+	// ServiceCIDR is the range Services' ClusterIPs come from
+	// (--service-cidr); the zero Prefix = DefaultServiceCIDR. It must pass
+	// CheckServiceCIDR.
+	ServiceCIDR netip.Prefix
 }
 
 // server holds the handlers' shared state.
 type server struct {
-	cfg     Config
-	store   *db.Store
-	openapi *openAPIDocs
+	cfg          Config
+	store        *db.Store
+	openapi      *openAPIDocs
+	serviceRange *serviceRange
 }
 
 // New returns the HTTP handler of the whole API: one route table behind
@@ -55,7 +63,14 @@ type server struct {
 // when their request's context ends: to end them on shutdown, give the
 // http.Server a BaseContext that is cancelled from RegisterOnShutdown.
 func New(cfg Config) http.Handler {
-	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version)}
+	if !cfg.ServiceCIDR.IsValid() {
+		cfg.ServiceCIDR = netip.MustParsePrefix(DefaultServiceCIDR)
+	}
+	svcRange, err := newServiceRange(cfg.ServiceCIDR)
+	if err != nil {
+		panic("api: " + err.Error() + " (the daemon checks it with CheckServiceCIDR)")
+	}
+	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange}
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)

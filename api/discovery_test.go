@@ -62,8 +62,9 @@ func TestDiscovery(t *testing.T) {
 	}
 	var groups metav1.APIGroupList
 	mustJSON(t, ts.mustDo(t, "GET", "/apis", "").body, &groups)
-	if len(groups.Groups) != 2 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
-		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" {
+	if len(groups.Groups) != 3 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
+		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" ||
+		groups.Groups[2].PreferredVersion.GroupVersion != "discovery.k8s.io/v1" {
 		t.Errorf("/apis = %+v", groups)
 	}
 	tests := map[string]struct {
@@ -87,6 +88,15 @@ func TestDiscovery(t *testing.T) {
 			{Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"},
 				Verbs: metav1.Verbs{"get", "list", "patch", "update", "watch"}},
 			{Name: "nodes/status", Kind: "Node", Verbs: metav1.Verbs{"get", "patch", "update"}},
+			{Name: "services", SingularName: "service", Namespaced: true, Kind: "Service", ShortNames: []string{"svc"}, Categories: []string{"all"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "services/status", Namespaced: true, Kind: "Service", Verbs: metav1.Verbs{"get", "patch", "update"}},
+			{Name: "endpoints", SingularName: "endpoints", Namespaced: true, Kind: "Endpoints", ShortNames: []string{"ep"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+		}},
+		"discovery": {path: "/apis/discovery.k8s.io/v1", want: []metav1.APIResource{
+			{Name: "endpointslices", SingularName: "endpointslice", Namespaced: true, Kind: "EndpointSlice",
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"batch": {path: "/apis/batch/v1", want: []metav1.APIResource{
 			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
@@ -143,7 +153,7 @@ func TestOpenAPIV3(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1", "apis/events.k8s.io/v1"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1"}, keys); diff != "" {
 		t.Fatalf("paths (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {

@@ -22,7 +22,7 @@ var (
 	coreV1  = groupVersion{group: "", version: "v1"}
 	batchV1 = groupVersion{group: "batch", version: "v1"}
 	// groupVersions are served in this order in discovery.
-	groupVersions = []groupVersion{coreV1, batchV1, eventsV1}
+	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1}
 )
 
 // prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
@@ -73,6 +73,10 @@ type resource struct {
 	// validateStatusUpdate validates an update of the object's status
 	// subresource; nil = only the metadata rules.
 	validateStatusUpdate func(newObj, oldObj db.Object) field.ErrorList
+	// allocate, if set, gives a new, valid object what it takes from a
+	// pool shared by all objects (a Service's ClusterIP), inside the
+	// transaction that stores it (a Read one for a dry run).
+	allocate func(s *server, tx *db.Tx, obj db.Object) error
 	// spec is the part of the object whose change bumps metadata.generation.
 	spec func(obj db.Object) any
 	// defaultPropagation applies to DELETE without a propagation policy.
@@ -90,6 +94,9 @@ type resource struct {
 	categories []string
 	// validateName validates metadata.name; nil = a DNS subdomain.
 	validateName apivalidation.ValidateNameFunc
+	// warning, if set, goes with every answer about the resource (kube's
+	// deprecation warning).
+	warning string
 }
 
 // allVerbs are the verbs of a resource served in full.
@@ -110,7 +117,8 @@ func (rs *resource) serves(verb string) bool { return slices.Contains(rs.servedV
 func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 
 // resources are all the served resources.
-var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource}
+var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
+	serviceResource, endpointsResource, endpointSliceResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

@@ -100,6 +100,9 @@ func (s *server) verbHandlers(rs *resource, byVerb map[string]http.HandlerFunc) 
 // MethodNotSupported Status.
 func (s *server) methods(rs *resource, sub string, byMethod map[string]http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if rs.warning != "" {
+			addWarning(w, rs.warning)
+		}
 		h, ok := byMethod[r.Method]
 		if !ok {
 			res := rs.groupResource()

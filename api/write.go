@@ -151,8 +151,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
 		if opts.dryRun {
-			err := s.store.Read(func(tx *db.Tx) error { return s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()) })
-			if err != nil {
+			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj) }); err != nil {
 				return nil, err
 			}
 			obj.SetCreationTimestamp(metav1.Now())
@@ -160,7 +159,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return obj, nil
 		}
 		err := s.store.Write(func(tx *db.Tx) error {
-			if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
+			if err := s.admitCreate(tx, rs, obj); err != nil {
 				return err
 			}
 			return tx.Create(rs.store, obj)
@@ -173,6 +172,18 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 		}
 		return obj, nil
 	}
+}
+
+// admitCreate checks, in the transaction that stores it, that obj may be
+// created where it is, and gives it what it takes from shared pools.
+func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object) error {
+	if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
+		return err
+	}
+	if rs.allocate != nil {
+		return rs.allocate(s, tx, obj)
+	}
+	return nil
 }
 
 // clearSystemMeta drops the metadata a client may not set on create.

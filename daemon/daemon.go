@@ -51,6 +51,9 @@ type Config struct {
 	ImageGCLow          int      // usage image GC frees down to
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
+	ServiceCIDR         string   // IPv4 range of ClusterIPs ("" = api.DefaultServiceCIDR)
+	ClusterDomain       string   // the cluster DNS domain ("" = cluster.local)
+	ResolvConf          string   // the host's resolver configuration pods and the cluster DNS use ("" = /etc/resolv.conf)
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
@@ -75,6 +78,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
 	node, err := describeNode(cfg.NodeName)
+	if err != nil {
+		return err
+	}
+	services, err := checkServiceNetwork(cfg)
 	if err != nil {
 		return err
 	}
@@ -120,10 +127,13 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 
 	podNet, err := network.New(network.Config{
-		DataDir: filepath.Join(cfg.DataDir, "network"),
-		Subnet:  cfg.PodSubnet,
-		Bridge:  cfg.PodBridge,
-		HostIP:  node.hostIP,
+		DataDir:       filepath.Join(cfg.DataDir, "network"),
+		Subnet:        cfg.PodSubnet,
+		Bridge:        cfg.PodBridge,
+		HostIP:        node.hostIP,
+		ClusterDomain: services.domain,
+		ResolvConf:    cfg.ResolvConf,
+		ClusterDNS:    services.dnsIP,
 	})
 	if err != nil {
 		return fmt.Errorf("configuring the pod network: %w", err)
@@ -157,6 +167,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	defer func() { cancel(); wg.Wait() }()
 
 	goRun("events", broadcaster.Run)
+	if err := startServices(store, services, cfg.ResolvConf, goRun); err != nil {
+		return err
+	}
 	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
@@ -206,6 +219,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		NamespaceLifecycle: true,
 		Images:             rt,
 		MaxImageSize:       cfg.MaxImageSize,
+		ServiceCIDR:        services.cidr,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {

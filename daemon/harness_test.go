@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
+	"github.com/skiff-sh/skiff/serviceproxy"
 )
 
 // The private containerd every test of this package shares, and the
@@ -67,6 +68,9 @@ type skiffd struct {
 	extra   []string
 	bridge  string
 	subnet  string
+	// serviceCIDR is the skiffd's own ClusterIP range: the Service rules
+	// of every skiffd on the host see all traffic.
+	serviceCIDR string
 }
 
 // newSkiffd prepares (but does not start) a skiffd with its own data dir and
@@ -86,7 +90,8 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		bridge: fmt.Sprintf("skd%d-%d", os.Getpid()%100000, n),
 		// NOTE: the pid keeps the test binaries that run at once (go test -p)
 		// off each other's ranges.
-		subnet: fmt.Sprintf("10.%d.%d.0/24", 200+(os.Getpid()/256+int(n))%32, (os.Getpid()+int(n)*7)%256),
+		subnet:      fmt.Sprintf("10.%d.%d.0/24", 200+(os.Getpid()/256+int(n))%32, (os.Getpid()+int(n)*7)%256),
+		serviceCIDR: fmt.Sprintf("10.%d.%d.0/24", 232+(os.Getpid()/256+int(n))%16, (os.Getpid()+int(n)*7)%256),
 	}
 	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 	s.client = kubernetes.NewForConfigOrDie(cfg)
@@ -113,6 +118,9 @@ func (s *skiffd) cleanup() {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
 	}
 	_ = exec.Command("ip", "link", "del", s.bridge).Run()
+	if err := serviceproxy.Remove(context.Background(), s.bridge); err != nil {
+		s.t.Logf("removing the service rules: %v", err)
+	}
 }
 
 func (s *skiffd) running() bool {
@@ -165,7 +173,7 @@ func (s *skiffd) start() {
 		"--log-level", "debug",
 		// Each test has its own containerd namespace: give it the test image.
 		"--import-image", testImage,
-		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge,
+		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge, "--service-cidr", s.serviceCIDR,
 	}
 	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
 	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "skiffd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

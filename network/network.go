@@ -75,6 +75,11 @@ type Config struct {
 	// ResolvConf is the host's resolver configuration that pods inherit
 	// (the kubelet's --resolv-conf); "" = DefaultResolvConf.
 	ResolvConf string
+	// ClusterDNS is the IP of the cluster's DNS server, the nameserver of
+	// pods with dnsPolicy ClusterFirst (the kubelet's --cluster-dns); ""
+	// = none: those pods get the host's resolvers, as on a kubelet
+	// without cluster DNS.
+	ClusterDNS string
 	// HostsFile is the host's hosts file, the base of hostNetwork pods'
 	// /etc/hosts; "" = DefaultHostsFile.
 	HostsFile string

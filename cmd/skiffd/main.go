@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
@@ -72,6 +73,9 @@ func run(args []string) error {
 	fs.IntVar(&cfg.ImageGCLow, "image-gc-low-threshold", 80, "image disk usage percent image garbage collection frees down to")
 	fs.StringVar(&cfg.PodSubnet, "pod-subnet", network.DefaultSubnet, "IPv4 range of the pods' network (must not overlap the host's routes)")
 	fs.StringVar(&cfg.PodBridge, "pod-bridge", network.DefaultBridge, "host bridge the pods are attached to")
+	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", api.DefaultServiceCIDR, "IPv4 range of Services' ClusterIPs (must overlap neither the pod subnet nor the host's routes)")
+	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
+	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
