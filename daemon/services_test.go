@@ -157,7 +157,10 @@ func webPod(name, ctl string) *corev1.Pod {
 				Command:      []string{"sh", "-c", "mkdir -p /www && hostname > /www/name && exec httpd -f -p 8080 -h /www"},
 				Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "ctl", MountPath: "/ctl"}},
-				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+				// NOTE: a generous timeout: on a loaded machine an exec probe
+				// can take over the default second, and a timed-out probe
+				// would take a pod out that the test expects ready.
+				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 10, ProbeHandler: corev1.ProbeHandler{
 					Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/ctl/ready"}}}},
 			}},
 		},
