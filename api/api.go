@@ -5,7 +5,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -23,9 +22,9 @@ type Config struct {
 	// NodeName is the name of this node; bare Pods created without
 	// spec.nodeName are bound to it (skiff has no scheduler).
 	NodeName string
-	// Ready reports readiness (store open, containerd answers): nil = ready.
-	// A nil Ready means always ready.
-	Ready func(ctx context.Context) error
+	// ReadyChecks are the daemon's checks of /readyz (containerd answers),
+	// after ping and the store's own (store, storage).
+	ReadyChecks []Check
 	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
 	Version version.Info
 	// Streams runs exec and attach sessions; nil = those subresources

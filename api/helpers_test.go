@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,7 +35,6 @@ func newTestServer(t testing.TB, opts ...db.Option) *testServer {
 		Store:    store,
 		LogRoot:  ts.logRoot,
 		NodeName: "node-a",
-		Ready:    func(context.Context) error { return nil },
 		Version:  version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"},
 	})
 	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

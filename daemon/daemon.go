@@ -199,10 +199,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		NodeName: node.name,
 		Version:  versionInfo(),
 		Streams:  &streams{rt: rt, logRoot: logRoot},
-		Ready: func(ctx context.Context) error {
+		ReadyChecks: []api.Check{{Name: "containerd", Check: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err
-		},
+		}}},
 		NamespaceLifecycle: true,
 		Images:             rt,
 		MaxImageSize:       cfg.MaxImageSize,
