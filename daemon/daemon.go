@@ -83,7 +83,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
-	if err := namespacecontroller.EnsureSystemNamespaces(store); err != nil {
+	retryNamespaces, err := startOrRetry("creating the system namespaces", func() error {
+		return namespacecontroller.EnsureSystemNamespaces(store)
+	})
+	if err != nil {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
@@ -115,7 +118,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("asking containerd its version: %w", err)
 	}
 	logrus.WithFields(logrus.Fields{"address": address, "version": containerdVersion}).Info("containerd connected")
-	if err := importImages(ctx, rt, cfg.ImportImages); err != nil {
+	retryImports, err := startOrRetry("importing images", func() error {
+		return importImages(ctx, rt, cfg.ImportImages)
+	})
+	if err != nil {
 		return err
 	}
 
@@ -135,7 +141,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
 	broadcaster := events.NewBroadcaster(events.Config{Store: store})
-	if err := startNode(store, node, facts, broadcaster); err != nil {
+	retryNode, err := startOrRetry("registering node "+node.name, func() error {
+		return startNode(store, node, facts, broadcaster)
+	})
+	if err != nil {
 		return fmt.Errorf("registering node %s: %w", node.name, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -156,6 +165,13 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 
+	for what, retry := range map[string]func(context.Context) error{
+		"system namespaces": retryNamespaces, "image import": retryImports, "node registration": retryNode,
+	} {
+		if retry != nil {
+			goRun(what, retry)
+		}
+	}
 	goRun("events", broadcaster.Run)
 	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
 	goRun("node status", func(ctx context.Context) error {
