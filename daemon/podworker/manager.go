@@ -70,6 +70,9 @@ type Manager struct {
 	mu      sync.Mutex
 	workers map[types.UID]*worker
 	wg      sync.WaitGroup
+	// ctx is Run's: the daemon's lifetime, which ends the waits of writes
+	// on a full disk.
+	ctx context.Context
 }
 
 // New returns a Manager; Run starts it.
@@ -98,6 +101,7 @@ func New(cfg Config) *Manager {
 		},
 		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
 		workers: map[types.UID]*worker{},
+		ctx:     context.Background(),
 	}
 }
 
@@ -106,6 +110,7 @@ func (m *Manager) now() time.Time { return m.cfg.Now() }
 // Run recovers the pods and containers left by a previous run, then follows
 // pod changes until ctx ends. When it returns, containers keep running.
 func (m *Manager) Run(ctx context.Context) error {
+	m.ctx = ctx
 	defer m.wg.Wait()
 	for {
 		err := m.recoverAndFollow(ctx)

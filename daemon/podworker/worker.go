@@ -396,7 +396,7 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 	w.mu.Lock()
 	terminal, reason, message := w.terminal, w.reason, w.message
 	w.mu.Unlock()
-	obj, err := w.m.cfg.Store.Modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
+	obj, err := w.m.modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
 		pod := obj.(*corev1.Pod)
 		if pod.UID != w.uid {
 			return errPodGone
@@ -473,7 +473,7 @@ func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.
 // stopped: the kubelet's final delete with grace 0, which removes the pod
 // unless finalizers still hold it.
 func (w *worker) finishDeletion() {
-	err := w.m.cfg.Store.Write(func(tx *db.Tx) error {
+	err := w.m.write(func(tx *db.Tx) error {
 		obj, err := tx.Get(db.Pods, w.ns, w.name)
 		if err != nil {
 			return err
