@@ -255,6 +255,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 	if !ok {
 		return 0, time.Time{}, false
 	}
+	r.reportDroppedLogs()
 	err := r.recordExit(id, status)
 	if err != nil {
 		// Keep the instance: its exit is not recorded yet, recovery will.

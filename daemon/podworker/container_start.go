@@ -108,6 +108,9 @@ func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	}
 	r.imageRef, r.imageID = info.Ref, info.ID
 	cfg, err := r.w.containerConfig(r.pod, r.spec, r.attempt, info)
+	if err == nil {
+		err = r.prepareLog(cfg)
+	}
 	if err != nil {
 		return err
 	}
