@@ -110,13 +110,20 @@ type Dropped struct {
 }
 
 // ReadDropped returns the dropped-lines record of the log at path, once
-// its driver is done (it waits while a driver holds the log, until ctx
-// ends). A log without a record (written by an older driver, or never
-// started) has none dropped.
+// its driver is done: it waits while a driver holds the log. If ctx ends
+// first, it returns the count so far with the context's error. A log
+// without a record (written by an older driver, or never started) has none
+// dropped.
 func ReadDropped(ctx context.Context, path string) (Dropped, error) {
-	if err := waitWriterGone(ctx, path); err != nil {
-		return Dropped{}, err
+	waitErr := waitWriterGone(ctx, path)
+	d, err := readDropped(path)
+	if err != nil {
+		return d, err
 	}
+	return d, waitErr
+}
+
+func readDropped(path string) (Dropped, error) {
 	data, err := os.ReadFile(DroppedPath(path))
 	if errors.Is(err, os.ErrNotExist) {
 		return Dropped{}, nil
