@@ -49,6 +49,9 @@ type Config struct {
 	// MaxPods caps the pods running at once (the kubelet's --max-pods);
 	// 0 = 110.
 	MaxPods int
+	// MaxContainers caps the containers running at once on the node
+	// (--max-containers, see slotPool); 0 = no cap.
+	MaxContainers int
 	// RestartBackoffBase and RestartBackoffMax are the kubelet's container
 	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
 	RestartBackoffBase, RestartBackoffMax time.Duration
@@ -66,6 +69,7 @@ type Manager struct {
 	cfg   Config
 	node  nodeInfo
 	sched *scheduler
+	slots *slotPool
 
 	mu      sync.Mutex
 	workers map[types.UID]*worker
@@ -100,6 +104,7 @@ func New(cfg Config) *Manager {
 			cpu: cpu, memory: memory, storage: storage,
 		},
 		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
+		slots:   newSlotPool(cfg.MaxContainers),
 		workers: map[types.UID]*worker{},
 		ctx:     context.Background(),
 	}

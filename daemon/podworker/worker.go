@@ -252,17 +252,31 @@ func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*cont
 	return sidecars, true
 }
 
-// runRegular runs the regular containers side by side until each is done.
+// runRegular runs the regular containers side by side until each is done,
+// starting them one after the other in spec order (order.go). Containers
+// found running or already run (a restart of skiffd) do not wait.
 func (w *worker) runRegular(ctx context.Context, pod *corev1.Pod) bool {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := true
+	ordered := !hasRunRegular(pod.Status.ContainerStatuses)
+	var prev *containerRun
 	for i := range pod.Spec.Containers {
 		r := newContainerRun(w, pod, &pod.Spec.Containers[i], kindRegular)
+		if !ordered || r.instance != nil {
+			r.passTurn()
+		}
+		after := prev
+		prev = r
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, runOK := r.run(ctx); !runOK {
+			defer r.passTurn()
+			runOK := r.waitTurn(ctx, after)
+			if runOK {
+				_, runOK = r.run(ctx)
+			}
+			if !runOK {
 				mu.Lock()
 				ok = false
 				mu.Unlock()
@@ -515,6 +529,7 @@ func (w *worker) removeInstance(id string) {
 	if id == "" {
 		return
 	}
+	defer w.m.slots.release(id)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := w.m.cfg.Runtime.Remove(ctx, id); err != nil {
