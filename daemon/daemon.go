@@ -55,6 +55,9 @@ type Config struct {
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
 	SystemReserved corev1.ResourceList
+	// MaxContainers caps the containers running at once (--max-containers);
+	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
+	MaxContainers int
 	// ContainerLogRotation is the container log rotation policy, the
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
@@ -138,6 +141,12 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		logrus.WithError(err).Warn("pods without hostNetwork will wait in ContainerCreating until the pod network works")
 	}
 
+	maxContainers := cfg.MaxContainers
+	if maxContainers == 0 {
+		var why string
+		maxContainers, why = defaultMaxContainers(node.memory.Value())
+		logrus.WithField("max", maxContainers).Info("containers running at once capped by the machine: " + why)
+	}
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
 	broadcaster := events.NewBroadcaster(events.Config{Store: store})
@@ -192,6 +201,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		ReservedEphemeralStorage: cfg.SystemReserved[corev1.ResourceEphemeralStorage],
 		VolumeRoot:               filepath.Join(cfg.DataDir, "volumes"),
 		SeccompRoot:              filepath.Join(cfg.DataDir, "seccomp"),
+		MaxContainers:            max(maxContainers, 0),
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),

@@ -96,6 +96,7 @@ func run(args []string) error {
 		cfg.ContainerLogRotation.MaxSize = n
 		return err
 	})
+	fs.IntVar(&cfg.MaxContainers, "max-containers", 0, "containers running at once on the node; past it containers wait (0 = derived from the PID limit and memory, -1 = no cap)")
 	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
