@@ -6,6 +6,7 @@ package api
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/version"
@@ -40,6 +41,10 @@ type Config struct {
 	// MaxImageSize bounds a posted image tarball in bytes (413 beyond);
 	// 0 = DefaultMaxImageSize.
 	MaxImageSize int64
+	// RequestTimeout bounds how long a request that is not long-running
+	// may take to send its body and read its response (kube-apiserver's
+	// --request-timeout); 0 = DefaultRequestTimeout, < 0 = none.
+	RequestTimeout time.Duration
 }
 
 // server holds the handlers' shared state.
@@ -59,5 +64,9 @@ func New(cfg Config) http.Handler {
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)
 	s.routes(r)
-	return withLogging(withRecovery(r))
+	timeout := cfg.RequestTimeout
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return withLogging(withRecovery(withRequestTimeout(timeout, r)))
 }
