@@ -55,6 +55,9 @@ type Config struct {
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
 	SystemReserved corev1.ResourceList
+	// RequestTimeout bounds a request that is not long-running (its body
+	// and its response; kube-apiserver's --request-timeout); 0 = 60s.
+	RequestTimeout time.Duration
 	// MaxContainers caps the containers running at once (--max-containers);
 	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
 	MaxContainers int
@@ -232,6 +235,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		NamespaceLifecycle: true,
 		Images:             rt,
 		MaxImageSize:       cfg.MaxImageSize,
+		RequestTimeout:     cfg.RequestTimeout,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
@@ -96,6 +97,7 @@ func run(args []string) error {
 		cfg.ContainerLogRotation.MaxSize = n
 		return err
 	})
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "how long a request that is not long-running (not a watch, log, exec, attach or image import) may take to send its body and read its answer, as kube-apiserver's flag")
 	fs.IntVar(&cfg.MaxContainers, "max-containers", 0, "containers running at once on the node; past it containers wait (0 = derived from the PID limit and memory, -1 = no cap)")
 	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
