@@ -45,6 +45,10 @@ type Config struct {
 	// may take to send its body and read its response (kube-apiserver's
 	// --request-timeout); 0 = DefaultRequestTimeout, < 0 = none.
 	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads
+	// and the writes that are not long-running served at once (429
+	// beyond; see DefaultMaxInFlight); 0 = no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 }
 
 // server holds the handlers' shared state.
@@ -68,5 +72,6 @@ func New(cfg Config) http.Handler {
 	if timeout == 0 {
 		timeout = DefaultRequestTimeout
 	}
-	return withLogging(withRecovery(withRequestTimeout(timeout, r)))
+	limited := withMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, r)
+	return withLogging(withRecovery(withRequestTimeout(timeout, limited)))
 }
