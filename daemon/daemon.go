@@ -58,6 +58,10 @@ type Config struct {
 	// RequestTimeout bounds a request that is not long-running (its body
 	// and its response; kube-apiserver's --request-timeout); 0 = 60s.
 	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads
+	// and writes the API serves at once (kube-apiserver's flags of those
+	// names); 0 = no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// MaxContainers caps the containers running at once (--max-containers);
 	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
 	MaxContainers int
@@ -236,6 +240,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Images:             rt,
 		MaxImageSize:       cfg.MaxImageSize,
 		RequestTimeout:     cfg.RequestTimeout,
+
+		MaxRequestsInFlight:         cfg.MaxRequestsInFlight,
+		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {
