@@ -241,6 +241,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 	default:
 		if r.recorded {
 			r.w.removeInstance(r.instance.ID)
+			r.reportDroppedLogs(r.instance.ID)
 			return r.instance.Exit.Code, r.instance.Exit.ExitedAt, true
 		}
 		id = r.instance.ID
@@ -259,7 +260,6 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 	if !ok {
 		return 0, time.Time{}, false
 	}
-	r.reportDroppedLogs()
 	err := r.recordExit(id, status)
 	if err != nil {
 		// Keep the instance: its exit is not recorded yet, recovery will.
@@ -267,6 +267,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 		return 0, time.Time{}, false
 	}
 	r.w.removeInstance(id)
+	r.reportDroppedLogs(id)
 	return status.Code, status.ExitedAt, true
 }
 

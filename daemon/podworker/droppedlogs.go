@@ -21,8 +21,8 @@ import (
 // alert can key on it; the message carries the count and the cause.
 const reasonLogLinesDropped = "LogLinesDropped"
 
-// driverDrainTimeout bounds the wait for an exited instance's log driver
-// to write what the container left in its pipes.
+// driverDrainTimeout bounds the wait for a removed instance's log driver to
+// end (the shim kills it 12 s after it closed its pipes).
 const driverDrainTimeout = 15 * time.Second
 
 // prepareLog creates the instance's log file and its dropped-lines record
@@ -41,11 +41,19 @@ func (r *containerRun) prepareLog(cfg runtime.ContainerConfig) error {
 	return nil
 }
 
-// reportDroppedLogs records a Warning on the pod if the log driver of the
-// exited instance could not write some of its lines. It runs before the
-// exit is recorded, so that a restart of skiffd in between reports it
-// again rather than never.
-func (r *containerRun) reportDroppedLogs() {
+// reportDroppedLogs records a Warning on the pod if the log driver of
+// instance id could not write some of its lines. It runs once the instance
+// is removed: the shim keeps the container's pipes open until then, and
+// removing the task ends the driver (after it wrote what was left), so the
+// count is final. An instance whose exit was recorded but which a restart
+// of skiffd found still in containerd is reported then.
+//
+// NOTE: a restart between the removal and the report loses the report (the
+// count stays in the record until the pod's logs go).
+func (r *containerRun) reportDroppedLogs(id string) {
+	if id == "" {
+		return // not found in containerd: reported, if at all, by an earlier run
+	}
 	path := logs.Path(r.w.m.node.logRoot, r.pod.Namespace, r.pod.Name, string(r.pod.UID), r.spec.Name, r.attempt)
 	ctx, cancel := context.WithTimeout(context.Background(), driverDrainTimeout)
 	defer cancel()
