@@ -20,6 +20,7 @@ import (
 // past the cap waiting with reason MaxContainersReached (and an event),
 // and completes as slots free up.
 func TestMaxContainers(t *testing.T) {
+	t.Parallel()
 	s := newSkiffd(t, "--max-containers", "3")
 	s.start()
 	ctx := context.Background()

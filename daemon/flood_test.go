@@ -26,6 +26,7 @@ import (
 // 46 MiB to 518 MiB and was 711 MiB after the Job was deleted: the memory
 // bounds below fail without it, with room for a loaded machine.
 func TestFloodJob(t *testing.T) {
+	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
 	ctx := context.Background()

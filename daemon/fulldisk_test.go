@@ -43,6 +43,7 @@ lines 100
 // recovers by itself once space is freed, and the pod's lost log lines are
 // counted in a Warning on the pod.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	disk := loopfs.Mount(t, 64<<20)
 	gate := t.TempDir()
 	s := newSkiffd(t)

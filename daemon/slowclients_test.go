@@ -25,6 +25,7 @@ import (
 // while a watch and a log follow opened before them stay open and go on
 // delivering.
 func TestSlowClientsCutOff(t *testing.T) {
+	t.Parallel()
 	const timeout = 2 * time.Second
 	s := newSkiffd(t, "--request-timeout", timeout.String())
 	s.start()
