@@ -7,9 +7,9 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/version"
@@ -26,9 +26,9 @@ type Config struct {
 	// NodeName is the name of this node; bare Pods created without
 	// spec.nodeName are bound to it (skiff has no scheduler).
 	NodeName string
-	// Ready reports readiness (store open, containerd answers): nil = ready.
-	// A nil Ready means always ready.
-	Ready func(ctx context.Context) error
+	// ReadyChecks are the daemon's checks of /readyz (containerd answers),
+	// after ping and the store's own (store, storage).
+	ReadyChecks []Check
 	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
 	Version version.Info
 	// Streams runs exec and attach sessions; nil = those subresources
@@ -48,6 +48,14 @@ type Config struct {
 	// (--service-cidr); the zero Prefix = DefaultServiceCIDR. It must pass
 	// CheckServiceCIDR.
 	ServiceCIDR netip.Prefix
+	// RequestTimeout bounds how long a request that is not long-running
+	// may take to send its body and read its response (kube-apiserver's
+	// --request-timeout); 0 = DefaultRequestTimeout, < 0 = none.
+	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads
+	// and the writes that are not long-running served at once (429
+	// beyond; see DefaultMaxInFlight); 0 = no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 }
 
 // server holds the handlers' shared state.
@@ -75,5 +83,10 @@ func New(cfg Config) http.Handler {
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)
 	s.routes(r)
-	return withLogging(withRecovery(r))
+	timeout := cfg.RequestTimeout
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
+	}
+	limited := withMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, r)
+	return withLogging(withRecovery(withRequestTimeout(timeout, limited)))
 }

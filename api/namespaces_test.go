@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +32,7 @@ func newLifecycleServer(t *testing.T, namespaces ...string) *testServer {
 		}
 	}
 	h := New(Config{Store: store, LogRoot: filepath.Join(dir, "logs"), NodeName: "node-a", NamespaceLifecycle: true,
-		Ready: func(context.Context) error { return nil }, Version: version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}})
+		Version: version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}})
 	ts := &testServer{Server: httptest.NewServer(h), store: store, logRoot: filepath.Join(dir, "logs"), watches: make(chan string, 100)}
 	t.Cleanup(func() {
 		ts.Close()

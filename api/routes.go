@@ -8,9 +8,9 @@ import (
 
 // routes is the one route table of the API.
 func (s *server) routes(r *mux.Router) {
-	r.HandleFunc("/healthz", s.health)
-	r.HandleFunc("/livez", s.health)
-	r.HandleFunc("/readyz", s.ready)
+	s.healthRoutes(r, "healthz", s.liveChecks())
+	s.healthRoutes(r, "livez", s.liveChecks())
+	s.healthRoutes(r, "readyz", s.readyChecks())
 	r.HandleFunc("/version", s.version)
 
 	r.HandleFunc("/api", s.coreVersions)

@@ -58,6 +58,16 @@ type Config struct {
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
 	SystemReserved corev1.ResourceList
+	// RequestTimeout bounds a request that is not long-running (its body
+	// and its response; kube-apiserver's --request-timeout); 0 = 60s.
+	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads
+	// and writes the API serves at once (kube-apiserver's flags of those
+	// names); 0 = no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// MaxContainers caps the containers running at once (--max-containers);
+	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
+	MaxContainers int
 	// ContainerLogRotation is the container log rotation policy, the
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
@@ -90,7 +100,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
-	if err := namespacecontroller.EnsureSystemNamespaces(store); err != nil {
+	retryNamespaces, err := startOrRetry("creating the system namespaces", func() error {
+		return namespacecontroller.EnsureSystemNamespaces(store)
+	})
+	if err != nil {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
@@ -122,7 +135,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("asking containerd its version: %w", err)
 	}
 	logrus.WithFields(logrus.Fields{"address": address, "version": containerdVersion}).Info("containerd connected")
-	if err := importImages(ctx, rt, cfg.ImportImages); err != nil {
+	retryImports, err := startOrRetry("importing images", func() error {
+		return importImages(ctx, rt, cfg.ImportImages)
+	})
+	if err != nil {
 		return err
 	}
 
@@ -142,10 +158,19 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		logrus.WithError(err).Warn("pods without hostNetwork will wait in ContainerCreating until the pod network works")
 	}
 
+	maxContainers := cfg.MaxContainers
+	if maxContainers == 0 {
+		var why string
+		maxContainers, why = defaultMaxContainers(node.memory.Value())
+		logrus.WithField("max", maxContainers).Info("containers running at once capped by the machine: " + why)
+	}
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
 	broadcaster := events.NewBroadcaster(events.Config{Store: store})
-	if err := startNode(store, node, facts, broadcaster); err != nil {
+	retryNode, err := startOrRetry("registering node "+node.name, func() error {
+		return startNode(store, node, facts, broadcaster)
+	})
+	if err != nil {
 		return fmt.Errorf("registering node %s: %w", node.name, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -166,6 +191,13 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 
+	for what, retry := range map[string]func(context.Context) error{
+		"system namespaces": retryNamespaces, "image import": retryImports, "node registration": retryNode,
+	} {
+		if retry != nil {
+			goRun(what, retry)
+		}
+	}
 	goRun("events", broadcaster.Run)
 	if err := startServices(store, services, cfg.ResolvConf, goRun); err != nil {
 		return err
@@ -189,6 +221,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		ReservedEphemeralStorage: cfg.SystemReserved[corev1.ResourceEphemeralStorage],
 		VolumeRoot:               filepath.Join(cfg.DataDir, "volumes"),
 		SeccompRoot:              filepath.Join(cfg.DataDir, "seccomp"),
+		MaxContainers:            max(maxContainers, 0),
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
@@ -212,14 +245,18 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		NodeName: node.name,
 		Version:  versionInfo(),
 		Streams:  &streams{rt: rt, logRoot: logRoot},
-		Ready: func(ctx context.Context) error {
+		ReadyChecks: []api.Check{{Name: "containerd", Check: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err
-		},
+		}}},
 		NamespaceLifecycle: true,
 		Images:             rt,
 		MaxImageSize:       cfg.MaxImageSize,
 		ServiceCIDR:        services.cidr,
+		RequestTimeout:     cfg.RequestTimeout,
+
+		MaxRequestsInFlight:         cfg.MaxRequestsInFlight,
+		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {

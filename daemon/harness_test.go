@@ -71,6 +71,15 @@ type skiffd struct {
 	// serviceCIDR is the skiffd's own ClusterIP range: the Service rules
 	// of every skiffd on the host see all traffic.
 	serviceCIDR string
+	// logPath is skiffd's output; "" = skiffd.log in the data dir.
+	logPath string
+}
+
+func (s *skiffd) logFile() string {
+	if s.logPath != "" {
+		return s.logPath
+	}
+	return filepath.Join(s.dataDir, "skiffd.log")
 }
 
 // newSkiffd prepares (but does not start) a skiffd with its own data dir and
@@ -110,7 +119,7 @@ func (s *skiffd) cleanup() {
 	}
 	s.stop()
 	if s.t.Failed() {
-		b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+		b, _ := os.ReadFile(s.logFile())
 		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
 	}
 	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
@@ -162,6 +171,12 @@ func (s *skiffd) deleteEverything() {
 // start runs skiffd and waits until /readyz answers 200.
 func (s *skiffd) start() {
 	s.t.Helper()
+	s.startAndWait("/readyz")
+}
+
+// startAndWait runs skiffd and waits until path answers 200.
+func (s *skiffd) startAndWait(path string) {
+	s.t.Helper()
 	args := []string{
 		"--data-dir", s.dataDir,
 		"--containerd-address", containerd.Address,
@@ -176,7 +191,7 @@ func (s *skiffd) start() {
 		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge, "--service-cidr", s.serviceCIDR,
 	}
 	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
-	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "skiffd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(s.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -186,13 +201,13 @@ func (s *skiffd) start() {
 	}
 	s.exited = make(chan struct{})
 	go func() { s.cmd.Wait(); logFile.Close(); close(s.exited) }()
-	waitFor(s.t, 60*time.Second, "skiffd ready", func() (bool, error) {
+	waitFor(s.t, 60*time.Second, "skiffd answering "+path, func() (bool, error) {
 		select {
 		case <-s.exited:
 			return false, fmt.Errorf("skiffd exited")
 		default:
 		}
-		resp, err := http.Get("http://" + s.addr + "/readyz")
+		resp, err := http.Get("http://" + s.addr + path)
 		if err != nil {
 			return false, nil
 		}

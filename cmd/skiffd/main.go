@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	goruntime "runtime"
 	"syscall"
 	"time"
 
@@ -100,6 +101,11 @@ func run(args []string) error {
 		cfg.ContainerLogRotation.MaxSize = n
 		return err
 	})
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "how long a request that is not long-running (not a watch, log, exec, attach or image import) may take to send its body and read its answer, as kube-apiserver's flag")
+	reads, writes := api.DefaultMaxInFlight(goruntime.NumCPU())
+	fs.IntVar(&cfg.MaxRequestsInFlight, "max-requests-inflight", reads, "reads (not watches, logs, exec or attach) the API serves at once, 429 beyond, as kube-apiserver's flag (default 8 per CPU; 0 = no limit)")
+	fs.IntVar(&cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", writes, "writes the API serves at once, 429 beyond (default 4 per CPU; 0 = no limit)")
+	fs.IntVar(&cfg.MaxContainers, "max-containers", 0, "containers running at once on the node; past it containers wait (0 = derived from the PID limit and memory, -1 = no cap)")
 	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {

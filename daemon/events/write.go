@@ -56,8 +56,10 @@ func (c *seriesCache) put(k seriesKey, s series) {
 // write stores a batch of new events in one transaction: a repeat of a
 // known event raises the stored Event's count and lastTimestamp, anything
 // else is created. Events in a namespace that is missing or terminating
-// are dropped, as kube-apiserver's NamespaceLifecycle refuses them.
-func (b *Broadcaster) write(batch []*corev1.Event) {
+// are dropped, as kube-apiserver's NamespaceLifecycle refuses them. A
+// batch the full disk refused is returned, to be written again; any other
+// failure drops it (events are best effort).
+func (b *Broadcaster) write(batch []*corev1.Event) (refused []*corev1.Event) {
 	pending := map[seriesKey]series{}
 	err := b.cfg.Store.Write(func(tx *db.Tx) error {
 		clear(pending)
@@ -95,13 +97,18 @@ func (b *Broadcaster) write(batch []*corev1.Event) {
 		}
 		return nil
 	})
+	if errors.Is(err, db.ErrNoSpace) {
+		logrus.WithError(err).WithField("events", len(batch)).Debug("events wait: the disk is full")
+		return batch
+	}
 	if err != nil {
 		logrus.WithError(err).WithField("events", len(batch)).Error("dropping events: writing them failed")
-		return
+		return nil
 	}
 	for k, s := range pending {
 		b.series.put(k, s)
 	}
+	return nil
 }
 
 // addRepeat counts ev on its series' stored Event.

@@ -52,6 +52,8 @@ type containerRun struct {
 	startedOnce sync.Once
 	startedCh   chan struct{} // closed once the container has started (sidecars)
 	done        chan struct{} // closed when a sidecar's run ends
+	attemptOnce sync.Once
+	attempted   chan struct{} // closed once its first start was tried (order.go)
 }
 
 func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind containerKind) *containerRun {
@@ -63,6 +65,7 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 		kill:      make(chan time.Duration, 1),
 		newSpec:   make(chan *corev1.Container, 1),
 		startedCh: make(chan struct{}),
+		attempted: make(chan struct{}),
 	}
 	statuses := pod.Status.ContainerStatuses
 	switch kind {
@@ -90,6 +93,7 @@ func (r *containerRun) resume(cs *corev1.ContainerStatus, found []runtime.Contai
 	}
 	if len(found) > 0 {
 		newest := found[len(found)-1]
+		r.w.m.slots.take(newest.ID) // its shim still runs, until it is removed
 		r.attempt = attemptOf(newest)
 		r.startedAt = newest.StartedAt
 		r.instance = &newest
@@ -237,6 +241,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 	default:
 		if r.recorded {
 			r.w.removeInstance(r.instance.ID)
+			r.reportDroppedLogs(r.instance.ID)
 			return r.instance.Exit.Code, r.instance.Exit.ExitedAt, true
 		}
 		id = r.instance.ID
@@ -262,6 +267,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 		return 0, time.Time{}, false
 	}
 	r.w.removeInstance(id)
+	r.reportDroppedLogs(id)
 	return status.Code, status.ExitedAt, true
 }
 

@@ -17,6 +17,7 @@ import (
 // failed (recorded as the instance's exit, with code). ok is false when the
 // run must end at once (daemon stopping, pod gone).
 func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtime.ExitStatus, code int32, ok bool) {
+	defer r.passTurn()
 	for {
 		if r.stopping() {
 			return nil, 0, true
@@ -31,6 +32,13 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 		if !r.waitRetry(ctx, err) {
 			return nil, 0, ctx.Err() == nil
 		}
+	}
+	if !r.takeSlot(ctx, id) {
+		if ctx.Err() != nil {
+			return nil, 0, false
+		}
+		r.w.removeInstance(id) // created, never started
+		return nil, 0, true
 	}
 	startedAt, exit, err := r.w.m.cfg.Runtime.Start(ctx, id)
 	if err != nil {
@@ -108,6 +116,9 @@ func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	}
 	r.imageRef, r.imageID = info.Ref, info.ID
 	cfg, err := r.w.containerConfig(r.pod, r.spec, r.attempt, info)
+	if err == nil {
+		err = r.prepareLog(cfg)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,6 +143,7 @@ func (e *imageError) Unwrap() error { return e.err }
 // waitRetry records why the container could not be created and waits
 // before the next try; false when the container is stopped or the daemon is.
 func (r *containerRun) waitRetry(ctx context.Context, err error) bool {
+	r.passTurn()
 	reason, message := r.waitingReason(err)
 	r.log.WithError(err).Warn(reason)
 	r.waitEvents(err, message)

@@ -49,6 +49,9 @@ type Config struct {
 	// MaxPods caps the pods running at once (the kubelet's --max-pods);
 	// 0 = 110.
 	MaxPods int
+	// MaxContainers caps the containers running at once on the node
+	// (--max-containers, see slotPool); 0 = no cap.
+	MaxContainers int
 	// RestartBackoffBase and RestartBackoffMax are the kubelet's container
 	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
 	RestartBackoffBase, RestartBackoffMax time.Duration
@@ -66,10 +69,14 @@ type Manager struct {
 	cfg   Config
 	node  nodeInfo
 	sched *scheduler
+	slots *slotPool
 
 	mu      sync.Mutex
 	workers map[types.UID]*worker
 	wg      sync.WaitGroup
+	// ctx is Run's: the daemon's lifetime, which ends the waits of writes
+	// on a full disk.
+	ctx context.Context
 }
 
 // New returns a Manager; Run starts it.
@@ -97,7 +104,9 @@ func New(cfg Config) *Manager {
 			cpu: cpu, memory: memory, storage: storage,
 		},
 		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
+		slots:   newSlotPool(cfg.MaxContainers),
 		workers: map[types.UID]*worker{},
+		ctx:     context.Background(),
 	}
 }
 
@@ -106,6 +115,7 @@ func (m *Manager) now() time.Time { return m.cfg.Now() }
 // Run recovers the pods and containers left by a previous run, then follows
 // pod changes until ctx ends. When it returns, containers keep running.
 func (m *Manager) Run(ctx context.Context) error {
+	m.ctx = ctx
 	defer m.wg.Wait()
 	for {
 		err := m.recoverAndFollow(ctx)

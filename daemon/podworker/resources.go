@@ -115,6 +115,14 @@ func addResources(into, add corev1.ResourceList) {
 	}
 }
 
+func subtractResources(from, sub corev1.ResourceList) {
+	for name, q := range sub {
+		diff := from[name]
+		diff.Sub(q)
+		from[name] = diff
+	}
+}
+
 func maxResources(into, other corev1.ResourceList) {
 	for name, q := range other {
 		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {

@@ -252,17 +252,31 @@ func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*cont
 	return sidecars, true
 }
 
-// runRegular runs the regular containers side by side until each is done.
+// runRegular runs the regular containers side by side until each is done,
+// starting them one after the other in spec order (order.go). Containers
+// found running or already run (a restart of skiffd) do not wait.
 func (w *worker) runRegular(ctx context.Context, pod *corev1.Pod) bool {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := true
+	ordered := !hasRunRegular(pod.Status.ContainerStatuses)
+	var prev *containerRun
 	for i := range pod.Spec.Containers {
 		r := newContainerRun(w, pod, &pod.Spec.Containers[i], kindRegular)
+		if !ordered || r.instance != nil {
+			r.passTurn()
+		}
+		after := prev
+		prev = r
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, runOK := r.run(ctx); !runOK {
+			defer r.passTurn()
+			runOK := r.waitTurn(ctx, after)
+			if runOK {
+				_, runOK = r.run(ctx)
+			}
+			if !runOK {
 				mu.Lock()
 				ok = false
 				mu.Unlock()
@@ -396,7 +410,7 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 	w.mu.Lock()
 	terminal, reason, message := w.terminal, w.reason, w.message
 	w.mu.Unlock()
-	obj, err := w.m.cfg.Store.Modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
+	obj, err := w.m.modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
 		pod := obj.(*corev1.Pod)
 		if pod.UID != w.uid {
 			return errPodGone
@@ -473,7 +487,7 @@ func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.
 // stopped: the kubelet's final delete with grace 0, which removes the pod
 // unless finalizers still hold it.
 func (w *worker) finishDeletion() {
-	err := w.m.cfg.Store.Write(func(tx *db.Tx) error {
+	err := w.m.write(func(tx *db.Tx) error {
 		obj, err := tx.Get(db.Pods, w.ns, w.name)
 		if err != nil {
 			return err
@@ -515,6 +529,7 @@ func (w *worker) removeInstance(id string) {
 	if id == "" {
 		return
 	}
+	defer w.m.slots.release(id)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := w.m.cfg.Runtime.Remove(ctx, id); err != nil {
