@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Config is what the API needs from the daemon.
@@ -56,6 +57,8 @@ type server struct {
 	store        *db.Store
 	openapi      *openAPIDocs
 	serviceRange *serviceRange
+	// pods is the pod create strategy, shared with the Job controller.
+	pods kube.PodStrategy
 }
 
 // New returns the HTTP handler of the whole API: one route table behind
@@ -70,7 +73,8 @@ func New(cfg Config) http.Handler {
 	if err != nil {
 		panic("api: " + err.Error() + " (the daemon checks it with CheckServiceCIDR)")
 	}
-	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange}
+	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange,
+		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle}}
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)

@@ -14,31 +14,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // jobResource is batch/v1 jobs.
 var jobResource = &resource{
-	gv:       batchV1,
-	kind:     "Job",
-	plural:   "jobs",
-	singular: "job",
-	store:    db.Jobs,
-	goType:   reflect.TypeOf(batchv1.Job{}),
-	listType: reflect.TypeOf(batchv1.JobList{}),
-	newList:  newJobList,
-	fields:   jobFields,
-	columns:  jobColumns,
-	cells:    func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
-	prepareCreate: func(_ *server, obj db.Object) {
-		job := obj.(*batchv1.Job)
-		job.Status = batchv1.JobStatus{}
-		defaultJob(job)
-	},
-	validateCreate: func(obj db.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job)) },
+	gv:             batchV1,
+	kind:           "Job",
+	plural:         "jobs",
+	singular:       "job",
+	store:          db.Jobs,
+	goType:         reflect.TypeOf(batchv1.Job{}),
+	listType:       reflect.TypeOf(batchv1.JobList{}),
+	newList:        newJobList,
+	fields:         jobFields,
+	columns:        jobColumns,
+	cells:          func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
+	prepareCreate:  func(_ *server, obj db.Object) { kube.PrepareJobForCreate(obj.(*batchv1.Job)) },
+	validateCreate: func(obj db.Object) field.ErrorList { return kube.ValidateJob(obj.(*batchv1.Job)) },
 	prepareUpdate:  prepareJobUpdate,
-	validateUpdate: func(n, o db.Object) field.ErrorList { return validateJobUpdate(n.(*batchv1.Job), o.(*batchv1.Job)) },
+	validateUpdate: func(n, o db.Object) field.ErrorList {
+		return kube.ValidateJobUpdate(n.(*batchv1.Job), o.(*batchv1.Job))
+	},
 	validateStatusUpdate: func(n, o db.Object) field.ErrorList {
-		return validateJobStatusUpdate(n.(*batchv1.Job), o.(*batchv1.Job))
+		return kube.ValidateJobStatusUpdate(n.(*batchv1.Job), o.(*batchv1.Job))
 	},
 	spec: func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
 	// NOTE: kube's job strategy defaults to orphaning the pods when a
@@ -67,14 +66,11 @@ func jobFields(obj db.Object) fields.Set {
 // prepareJobUpdate keeps the status on a Job update, and the spec on a
 // status update.
 func prepareJobUpdate(newObj, oldObj db.Object, status bool) {
-	n, o := newObj.(*batchv1.Job), oldObj.(*batchv1.Job)
 	if status {
-		n.Spec = o.Spec
+		kube.PrepareJobForStatusUpdate(newObj.(*batchv1.Job), oldObj.(*batchv1.Job))
 		return
 	}
-	n.Status = o.Status
-	defaultJobSpec(&n.Spec)
-	defaultJobLabels(n)
+	kube.PrepareJobForUpdate(newObj.(*batchv1.Job), oldObj.(*batchv1.Job))
 }
 
 // jobColumns are kube's job columns (priority 1 = kubectl -o wide).

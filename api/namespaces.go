@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // immortalNamespaces may not be deleted (kube-apiserver's NamespaceLifecycle).
@@ -179,13 +180,9 @@ func (s *server) admitNamespace(tx *db.Tx, rs *resource, ns, name string) error 
 	if !s.cfg.NamespaceLifecycle || !rs.namespaced() {
 		return nil
 	}
-	obj, err := tx.Get(db.Namespaces, "", ns)
+	namespace, err := db.Find[*corev1.Namespace](tx, db.Namespaces, "", ns)
 	if err != nil {
-		return statusFor(err, namespaceResource.groupResource(), ns)
+		return err
 	}
-	if obj.GetDeletionTimestamp() != nil {
-		return apierrors.NewForbidden(rs.groupResource(), name,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
-	}
-	return nil
+	return kube.AdmitNamespace(namespace, ns, rs.groupResource(), name)
 }

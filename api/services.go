@@ -15,33 +15,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // serviceResource is core/v1 services: ClusterIP and headless Services,
 // with ClusterIPs allocated from the service CIDR when they are created.
 var serviceResource = &resource{
-	gv:         coreV1,
-	kind:       "Service",
-	plural:     "services",
-	singular:   "service",
-	shortNames: []string{"svc"},
-	categories: []string{"all"},
-	store:      db.Services,
-	goType:     reflect.TypeOf(corev1.Service{}),
-	listType:   reflect.TypeOf(corev1.ServiceList{}),
-	newList:    newServiceList,
-	fields:     serviceFields,
-	columns:    serviceColumns,
-	cells:      func(obj db.Object, now time.Time) []any { return serviceCells(obj.(*corev1.Service), now) },
-	prepareCreate: func(_ *server, obj db.Object) {
-		svc := obj.(*corev1.Service)
-		svc.Status = corev1.ServiceStatus{}
-		prepareService(svc, nil)
-	},
-	validateCreate: func(obj db.Object) field.ErrorList { return validateServiceCreate(obj.(*corev1.Service)) },
+	gv:             coreV1,
+	kind:           "Service",
+	plural:         "services",
+	singular:       "service",
+	shortNames:     []string{"svc"},
+	categories:     []string{"all"},
+	store:          db.Services,
+	goType:         reflect.TypeOf(corev1.Service{}),
+	listType:       reflect.TypeOf(corev1.ServiceList{}),
+	newList:        newServiceList,
+	fields:         serviceFields,
+	columns:        serviceColumns,
+	cells:          func(obj db.Object, now time.Time) []any { return serviceCells(obj.(*corev1.Service), now) },
+	prepareCreate:  func(_ *server, obj db.Object) { kube.PrepareServiceForCreate(obj.(*corev1.Service)) },
+	validateCreate: func(obj db.Object) field.ErrorList { return kube.ValidateServiceCreate(obj.(*corev1.Service)) },
 	prepareUpdate:  prepareServiceUpdate,
 	validateUpdate: func(n, o db.Object) field.ErrorList {
-		return validateServiceUpdate(n.(*corev1.Service), o.(*corev1.Service))
+		return kube.ValidateServiceUpdate(n.(*corev1.Service), o.(*corev1.Service))
 	},
 	allocate: func(s *server, tx *db.Tx, obj db.Object) error {
 		return s.allocateClusterIP(tx, obj.(*corev1.Service))
@@ -77,13 +74,11 @@ func serviceFields(obj db.Object) fields.Set {
 // on a status update; an update that leaves out the allocated ClusterIPs
 // keeps them (so that the same manifest can be applied again).
 func prepareServiceUpdate(newObj, oldObj db.Object, status bool) {
-	n, o := newObj.(*corev1.Service), oldObj.(*corev1.Service)
 	if status {
-		n.Spec = o.Spec
+		kube.PrepareServiceForStatusUpdate(newObj.(*corev1.Service), oldObj.(*corev1.Service))
 		return
 	}
-	n.Status = o.Status
-	prepareService(n, o)
+	kube.PrepareServiceForUpdate(newObj.(*corev1.Service), oldObj.(*corev1.Service))
 }
 
 // serviceColumns are kube's service columns (priority 1 = kubectl -o wide).

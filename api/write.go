@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // generateNameAttempts bounds the retries of a generated name that is taken.
@@ -203,7 +204,7 @@ func validateObjectMeta(rs *resource, obj db.Object) field.ErrorList {
 	if validateName == nil {
 		validateName = apivalidation.NameIsDNSSubdomain
 	}
-	return apivalidation.ValidateObjectMetaAccessor(obj, rs.store.Namespaced, validateName, field.NewPath("metadata"))
+	return kube.ValidateObjectMeta(obj, rs.store.Namespaced, validateName)
 }
 
 // update serves PUT of an object or of its status.

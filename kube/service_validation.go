@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"fmt"
@@ -37,19 +37,19 @@ var (
 	trafficDistributions    = []string{corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameZone, corev1.ServiceTrafficDistributionPreferSameNode}
 )
 
-// validateServiceCreate validates a new, defaulted Service as
+// ValidateServiceCreate validates a new, defaulted Service as
 // kube-apiserver does (its metadata is validated by the generic path).
 // NOTE: kube-apiserver checks the IP family fields against the cluster
 // first, while allocating, and answers those errors alone.
-func validateServiceCreate(svc *corev1.Service) field.ErrorList {
+func ValidateServiceCreate(svc *corev1.Service) field.ErrorList {
 	if errs := validateServiceFamilies(svc, nil); len(errs) > 0 {
 		return errs
 	}
 	return append(validateService(svc, nil), validateServedType(svc)...)
 }
 
-// validateServiceUpdate validates an update of a Service.
-func validateServiceUpdate(svc, old *corev1.Service) field.ErrorList {
+// ValidateServiceUpdate validates an update of a Service.
+func ValidateServiceUpdate(svc, old *corev1.Service) field.ErrorList {
 	if errs := validateServiceFamilies(svc, old); len(errs) > 0 {
 		return errs
 	}

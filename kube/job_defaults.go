@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"maps"
@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Labels that predate the batch.kubernetes.io prefix; kube still sets both.
@@ -41,31 +42,31 @@ func defaultJobLabels(job *batchv1.Job) {
 // defaultJobSpec applies the JobSpec defaults (create and update).
 func defaultJobSpec(spec *batchv1.JobSpec) {
 	if spec.Completions == nil && spec.Parallelism == nil {
-		spec.Completions = ptrTo(int32(1))
+		spec.Completions = ptr.To(int32(1))
 	}
 	if spec.Parallelism == nil {
-		spec.Parallelism = ptrTo(int32(1))
+		spec.Parallelism = ptr.To(int32(1))
 	}
 	if spec.BackoffLimit == nil {
-		spec.BackoffLimit = ptrTo(int32(6))
+		spec.BackoffLimit = ptr.To(int32(6))
 		if spec.BackoffLimitPerIndex != nil {
-			spec.BackoffLimit = ptrTo(int32(math.MaxInt32))
+			spec.BackoffLimit = ptr.To(int32(math.MaxInt32))
 		}
 	}
 	if spec.CompletionMode == nil {
-		spec.CompletionMode = ptrTo(batchv1.NonIndexedCompletion)
+		spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
 	}
 	if spec.Suspend == nil {
-		spec.Suspend = ptrTo(false)
+		spec.Suspend = ptr.To(false)
 	}
 	if spec.ManualSelector == nil {
-		spec.ManualSelector = ptrTo(false)
+		spec.ManualSelector = ptr.To(false)
 	}
 	defaultPodFailurePolicy(spec.PodFailurePolicy)
 	if spec.PodReplacementPolicy == nil {
-		spec.PodReplacementPolicy = ptrTo(batchv1.TerminatingOrFailed)
+		spec.PodReplacementPolicy = ptr.To(batchv1.TerminatingOrFailed)
 		if spec.PodFailurePolicy != nil {
-			spec.PodReplacementPolicy = ptrTo(batchv1.Failed)
+			spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
 		}
 	}
 	defaultPodSpec(&spec.Template.Spec)

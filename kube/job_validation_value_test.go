@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"encoding/json"
@@ -9,9 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -78,7 +80,7 @@ func causeLines(errs field.ErrorList) []string {
 // createCauses defaults job and validates it as a create does.
 func createCauses(job *batchv1.Job) []string {
 	defaultJob(job)
-	return causeLines(append(validateObjectMeta(jobResource, job), validateJob(job)...))
+	return causeLines(append(ValidateObjectMeta(job, true, apivalidation.NameIsDNSSubdomain), ValidateJob(job)...))
 }
 
 // matchLines compares got with want, where "…" in a wanted line stands for
@@ -395,11 +397,11 @@ func TestValidateJobUpdate(t *testing.T) {
 				t.Fatalf("stored job is invalid: %v", got)
 			}
 			if tc.started {
-				old.Status.StartTime = ptrTo(metav1.Now())
+				old.Status.StartTime = ptr.To(metav1.Now())
 			}
 			n := mergeJob(t, old, tc.change)
-			prepareJobUpdate(n, old, false)
-			matchLines(t, tc.want, causeLines(validateJobUpdate(n, old)))
+			PrepareJobForUpdate(n, old)
+			matchLines(t, tc.want, causeLines(ValidateJobUpdate(n, old)))
 		})
 	}
 }

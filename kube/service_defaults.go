@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"net/netip"
@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // prepareService is what kube-apiserver does to a Service before
@@ -36,7 +37,7 @@ func defaultService(svc *corev1.Service) {
 	case corev1.ServiceAffinityClientIP:
 		if c := spec.SessionAffinityConfig; c == nil || c.ClientIP == nil || c.ClientIP.TimeoutSeconds == nil {
 			spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{
-				ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptrTo(corev1.DefaultClientIPServiceAffinitySeconds)}}
+				ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)}}
 		}
 	}
 	if spec.Type == "" {
@@ -55,10 +56,10 @@ func defaultService(svc *corev1.Service) {
 		spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 	}
 	if spec.InternalTrafficPolicy == nil && spec.Type != corev1.ServiceTypeExternalName {
-		spec.InternalTrafficPolicy = ptrTo(corev1.ServiceInternalTrafficPolicyCluster)
+		spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
 	}
 	if spec.Type == corev1.ServiceTypeLoadBalancer && spec.AllocateLoadBalancerNodePorts == nil {
-		spec.AllocateLoadBalancerNodePorts = ptrTo(true)
+		spec.AllocateLoadBalancerNodePorts = ptr.To(true)
 	}
 }
 
@@ -134,9 +135,9 @@ func defaultIPFamilies(svc, old *corev1.Service) {
 		case old != nil && old.Spec.IPFamilyPolicy != nil:
 			spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
 		case spec.ClusterIP == corev1.ClusterIPNone && len(spec.Selector) == 0:
-			spec.IPFamilyPolicy = ptrTo(corev1.IPFamilyPolicyRequireDualStack)
+			spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
 		default:
-			spec.IPFamilyPolicy = ptrTo(corev1.IPFamilyPolicySingleStack)
+			spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
 		}
 	}
 	if len(validateClusterIPFields(svc, old)) > 0 {

@@ -1,9 +1,10 @@
-package api
+package kube
 
 import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 // defaultPodSpec applies kube-apiserver's defaults to a pod spec (of a Pod
@@ -16,7 +17,7 @@ func defaultPodSpec(spec *corev1.PodSpec) {
 		spec.DNSPolicy = corev1.DNSClusterFirst
 	}
 	if spec.TerminationGracePeriodSeconds == nil {
-		spec.TerminationGracePeriodSeconds = ptrTo(int64(corev1.DefaultTerminationGracePeriodSeconds))
+		spec.TerminationGracePeriodSeconds = ptr.To(int64(corev1.DefaultTerminationGracePeriodSeconds))
 	}
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}

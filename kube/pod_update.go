@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"fmt"
@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/skiff-sh/skiff/db"
 )
 
 // updatablePodSpecFields are the spec fields a Pod update may change, as
@@ -25,7 +23,7 @@ var updatablePodSpecFields = []string{
 	"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
 }
 
-// validatePodUpdate validates an update of a Pod (not of its status) with
+// ValidatePodUpdate validates an update of a Pod (not of its status) with
 // kube-apiserver's rules on a running Pod's spec: container and init
 // container images may change; activeDeadlineSeconds may be set or
 // lowered; tolerations may only be added (or have their tolerationSeconds
@@ -35,8 +33,7 @@ var updatablePodSpecFields = []string{
 // NOTE: the order and the early returns are those of kube's
 // ValidatePodUpdate (pkg/apis/core/validation), so a client sees the same
 // first error.
-func validatePodUpdate(newObj, oldObj db.Object) field.ErrorList {
-	n, o := newObj.(*corev1.Pod), oldObj.(*corev1.Pod)
+func ValidatePodUpdate(n, o *corev1.Pod) field.ErrorList {
 	errs := validatePod(n)
 	spec := field.NewPath("spec")
 	cerrs, stop := validateContainerUpdates(n.Spec.Containers, o.Spec.Containers, spec.Child("containers"))

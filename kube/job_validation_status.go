@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateJobStatusUpdate is kube's ValidateJobStatusUpdate with the options
+// ValidateJobStatusUpdate is kube's ValidateJobStatusUpdate with the options
 // its job status strategy chooses (JobManagedBy on, as in 1.34): the counters
 // are non-negative and never decrease, the index sets parse and stay below
 // completions, the conditions keep their terminal pairs, and finished Jobs
@@ -22,7 +22,7 @@ import (
 // NOTE: most rules apply only when the fields they read change, as kube's
 // getStatusValidationOptions does, so that a status left invalid by a spec
 // change (completions scaled down) does not block unrelated status writes.
-func validateJobStatusUpdate(job, old *batchv1.Job) field.ErrorList {
+func ValidateJobStatusUpdate(job, old *batchv1.Job) field.ErrorList {
 	fld := field.NewPath("status")
 	st, ost := &job.Status, &old.Status
 	ch := jobStatusChanges(job, old)

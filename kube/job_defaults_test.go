@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // templateJob is a Job named "j" with UID "uid" and one container.
@@ -34,22 +35,22 @@ func TestDefaultJobSpec(t *testing.T) {
 		in   func(*batchv1.Job)
 		want counts
 	}{
-		"nothing set": {want: counts{ptrTo(int32(1)), ptrTo(int32(1)), ptrTo(int32(6)), batchv1.TerminatingOrFailed}},
+		"nothing set": {want: counts{ptr.To(int32(1)), ptr.To(int32(1)), ptr.To(int32(6)), batchv1.TerminatingOrFailed}},
 		"work queue keeps completions unset": {
-			in:   func(j *batchv1.Job) { j.Spec.Parallelism = ptrTo(int32(3)) },
-			want: counts{nil, ptrTo(int32(3)), ptrTo(int32(6)), batchv1.TerminatingOrFailed},
+			in:   func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To(int32(3)) },
+			want: counts{nil, ptr.To(int32(3)), ptr.To(int32(6)), batchv1.TerminatingOrFailed},
 		},
 		"completions only": {
-			in:   func(j *batchv1.Job) { j.Spec.Completions = ptrTo(int32(5)) },
-			want: counts{ptrTo(int32(5)), ptrTo(int32(1)), ptrTo(int32(6)), batchv1.TerminatingOrFailed},
+			in:   func(j *batchv1.Job) { j.Spec.Completions = ptr.To(int32(5)) },
+			want: counts{ptr.To(int32(5)), ptr.To(int32(1)), ptr.To(int32(6)), batchv1.TerminatingOrFailed},
 		},
 		"backoffLimitPerIndex lifts backoffLimit": {
-			in:   func(j *batchv1.Job) { j.Spec.BackoffLimitPerIndex = ptrTo(int32(1)) },
-			want: counts{ptrTo(int32(1)), ptrTo(int32(1)), ptrTo(int32(math.MaxInt32)), batchv1.TerminatingOrFailed},
+			in:   func(j *batchv1.Job) { j.Spec.BackoffLimitPerIndex = ptr.To(int32(1)) },
+			want: counts{ptr.To(int32(1)), ptr.To(int32(1)), ptr.To(int32(math.MaxInt32)), batchv1.TerminatingOrFailed},
 		},
 		"podFailurePolicy replaces only failed pods": {
 			in:   func(j *batchv1.Job) { j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{} },
-			want: counts{ptrTo(int32(1)), ptrTo(int32(1)), ptrTo(int32(6)), batchv1.Failed},
+			want: counts{ptr.To(int32(1)), ptr.To(int32(1)), ptr.To(int32(6)), batchv1.Failed},
 		},
 	}
 	for name, tc := range tests {
@@ -117,7 +118,7 @@ func TestDefaultJobLabelsAndSelector(t *testing.T) {
 		},
 		"manual selector untouched": {
 			in: func(j *batchv1.Job) {
-				j.Spec.ManualSelector = ptrTo(true)
+				j.Spec.ManualSelector = ptr.To(true)
 				j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
 				j.Spec.Template.Labels = map[string]string{"app": "x"}
 			},
@@ -198,7 +199,7 @@ func TestPrepareJobUpdateDefaults(t *testing.T) {
 			defaultJob(old)
 			n := old.DeepCopy()
 			tc.change(n)
-			prepareJobUpdate(n, old, false)
+			PrepareJobForUpdate(n, old)
 			if diff := cmp.Diff(tc.wantLabels, n.Labels); diff != "" {
 				t.Errorf("labels (-want,+got):\n%s", diff)
 			}

@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"slices"
@@ -8,11 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
-
-	"github.com/skiff-sh/skiff/db"
 )
 
-// validatePodStatusUpdate is kube's ValidatePodStatusUpdate for the fields
+// ValidatePodStatusUpdate is kube's ValidatePodStatusUpdate for the fields
 // skiff's pods carry: custom condition types, observedGenerations,
 // nominatedNodeName, an immutable qosClass, containers that may not leave
 // the terminated state unless the restart policy restarts them, and valid
@@ -20,8 +18,7 @@ import (
 //
 // NOTE: skiff's own kubelet writes pod status through the store, not
 // through this path; these rules bound what API clients may write.
-func validatePodStatusUpdate(newObj, oldObj db.Object) field.ErrorList {
-	n, o := newObj.(*corev1.Pod), oldObj.(*corev1.Pod)
+func ValidatePodStatusUpdate(n, o *corev1.Pod) field.ErrorList {
 	fld := field.NewPath("status")
 	errs := validatePodConditions(n.Status.Conditions, fld.Child("conditions"))
 	if nn := n.Status.NominatedNodeName; nn != o.Status.NominatedNodeName && nn != "" {

@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateJobUpdate validates an update of a Job (its spec; the generic
+// ValidateJobUpdate validates an update of a Job (its spec; the generic
 // update path validates the metadata): the new Job as on create, then the
 // spec again with the fields kube makes immutable.
 //
@@ -19,7 +19,7 @@ import (
 // and both validate the spec, so an invalid spec is reported twice in the
 // causes (the Status message lists it once: field.ErrorList.ToAggregate
 // drops repeats). This keeps that shape.
-func validateJobUpdate(n, o *batchv1.Job) field.ErrorList {
+func ValidateJobUpdate(n, o *batchv1.Job) field.ErrorList {
 	opts := updateOptions(o)
 	errs := validateJobWith(n, opts)
 	return append(errs, validateJobSpecUpdate(&n.Spec, &o.Spec, field.NewPath("spec"), opts)...)

@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	corev1 "k8s.io/api/core/v1"

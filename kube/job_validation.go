@@ -1,4 +1,4 @@
-package api
+package kube
 
 import (
 	"fmt"
@@ -40,10 +40,10 @@ type jobValidationOptions struct {
 // createOptions are the options for a Job being created.
 var createOptions = jobValidationOptions{requirePrefixedLabels: true}
 
-// validateJob validates a defaulted Job being created beyond its metadata
+// ValidateJob validates a defaulted Job being created beyond its metadata
 // (the generic create path validates that first), with kube-apiserver's
 // field paths, reasons, messages and order.
-func validateJob(job *batchv1.Job) field.ErrorList {
+func ValidateJob(job *batchv1.Job) field.ErrorList {
 	return validateJobWith(job, createOptions)
 }
 
