@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -264,5 +265,32 @@ func TestPodUpdateOnlyImage(t *testing.T) {
 	bad := ts.do(t, "PATCH", podsPath+"/p", `{"spec":{"restartPolicy":"Never"}}`, "Content-Type: application/merge-patch+json")
 	if bad.code != 422 {
 		t.Errorf("restartPolicy change: %d %s", bad.code, bad.body)
+	}
+}
+
+// TestCreatePodQOSClass: a created pod's qosClass is the kubelet's, from
+// cpu and memory alone (an ephemeral-storage request leaves it BestEffort).
+func TestCreatePodQOSClass(t *testing.T) {
+	ts := newTestServer(t)
+	tests := map[string]struct{ resources, want string }{
+		"nothing":                   {`{}`, "BestEffort"},
+		"ephemeral-storage only":    {`{"requests":{"ephemeral-storage":"1Gi"}}`, "BestEffort"},
+		"limits only":               {`{"limits":{"cpu":"1","memory":"64Mi"}}`, "Guaranteed"},
+		"memory request only":       {`{"requests":{"memory":"64Mi"}}`, "Burstable"},
+		"requests below the limits": {`{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"cpu":"1","memory":"64Mi"}}`, "Burstable"},
+	}
+	i := 0
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			i++
+			r := ts.do(t, "POST", podsPath, fmt.Sprintf(`{"metadata":{"name":"p%d"},"spec":{"containers":[{"name":"c","image":"busybox:1.35","resources":%s}]}}`, i, tc.resources))
+			var pod corev1.Pod
+			if err := json.Unmarshal([]byte(r.body), &pod); r.code != 201 || err != nil {
+				t.Fatalf("code %d: %s", r.code, r.body)
+			}
+			if pod.Status.QOSClass != corev1.PodQOSClass(tc.want) {
+				t.Errorf("qosClass %s, want %s", pod.Status.QOSClass, tc.want)
+			}
+		})
 	}
 }

@@ -36,7 +36,7 @@ func (s PodStrategy) PrepareForCreate(pod *corev1.Pod) {
 	if pod.Spec.NodeName == "" {
 		pod.Spec.NodeName = s.NodeName
 	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&pod.Spec)}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(&pod.Spec)}
 }
 
 // Create runs a new pod through the whole create path a writer that holds a
@@ -83,33 +83,4 @@ func PrepareEphemeralContainers(spec *corev1.PodSpec) {
 	for i := range spec.EphemeralContainers {
 		defaultContainer((*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon))
 	}
-}
-
-// qosClass is the Pod's quality of service class as the kubelet computes it,
-// simplified: no requests or limits → BestEffort; every container with
-// limits equal to requests for cpu and memory → Guaranteed; else Burstable.
-func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
-	any, guaranteed := false, true
-	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
-		if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
-			any = true
-		}
-		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			l, ok := c.Resources.Limits[res]
-			if !ok {
-				guaranteed = false
-				continue
-			}
-			if r, ok := c.Resources.Requests[res]; ok && r.Cmp(l) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	switch {
-	case !any:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -357,7 +358,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 		if w.m.cfg.Network == nil {
 			setPodIP(&p.Status, ip) // the host's network
 		}
-		p.Status.QOSClass = qosClass(&p.Spec)
+		p.Status.QOSClass = kube.QOSClass(&p.Spec)
 		reason := reasonContainerCreating
 		if len(p.Spec.InitContainers) > 0 {
 			reason = reasonPodInitializing
