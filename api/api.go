@@ -22,7 +22,7 @@ import (
 type Config struct {
 	Store *db.Store
 	// LogRoot is the root of the container log files:
-	// logs.Path(LogRoot, ns, pod, uid, container, attempt).
+	// kube.ContainerLogPath(LogRoot, pod, container, attempt).
 	LogRoot string
 	// NodeName is the name of this node; bare Pods created without
 	// spec.nodeName are bound to it (skiff has no scheduler).

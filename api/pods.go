@@ -75,7 +75,7 @@ func preparePodUpdate(newObj, oldObj db.Object, status bool) {
 	kube.PreparePodForUpdate(newObj.(*corev1.Pod), oldObj.(*corev1.Pod))
 }
 
-// podDeleteGrace is the grace period of a Pod's deletion (db.DeletionGrace).
-func podDeleteGrace(obj db.Object, requested *int64) int64 { return db.DeletionGrace(obj, requested) }
+// podDeleteGrace is the grace period of a Pod's deletion (kube.DeletionGrace).
+func podDeleteGrace(obj db.Object, requested *int64) int64 { return kube.DeletionGrace(obj, requested) }
 
 func ptrTo[T any](v T) *T { return &v }

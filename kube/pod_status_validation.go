@@ -32,10 +32,11 @@ func ValidatePodStatusUpdate(n, o *corev1.Pod) field.ErrorList {
 	errs = append(errs, validateImmutable(n.Status.QOSClass, o.Status.QOSClass, fld.Child("qosClass"))...)
 	policy := n.Spec.RestartPolicy
 	errs = append(errs, validateStateTransitions(n.Status.ContainerStatuses, o.Status.ContainerStatuses, fld.Child("containerStatuses"),
-		func(name string, code int32) bool { return restartsAfter(policy, code) })...)
+		func(name string, code int32) bool { return restartPolicyRestarts(policy, code) })...)
 	errs = append(errs, validateStateTransitions(n.Status.InitContainerStatuses, o.Status.InitContainerStatuses, fld.Child("initContainerStatuses"),
 		func(name string, code int32) bool {
-			return restartsAfter(policy, code) || isSidecarNamed(n.Spec.InitContainers, name)
+			_, kind := FindContainer(&n.Spec, name)
+			return restartPolicyRestarts(policy, code) || kind == SidecarContainer
 		})...)
 	errs = append(errs, validateStateTransitions(n.Status.EphemeralContainerStatuses, o.Status.EphemeralContainerStatuses, fld.Child("ephemeralContainerStatuses"),
 		func(string, int32) bool { return false })...)
@@ -81,22 +82,6 @@ func validateStateTransitions(statuses, old []corev1.ContainerStatus, fld *field
 		}
 	}
 	return errs
-}
-
-// restartsAfter is the pod restart policy's verdict on a container that
-// exited with code.
-func restartsAfter(policy corev1.RestartPolicy, code int32) bool {
-	return policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && code != 0)
-}
-
-// isSidecarNamed reports whether the init container name restarts always.
-func isSidecarNamed(inits []corev1.Container, name string) bool {
-	for _, c := range inits {
-		if c.Name == name {
-			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		}
-	}
-	return false
 }
 
 // validateStatusIPs: every new IP parses (those already stored are kept as

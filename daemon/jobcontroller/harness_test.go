@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // The controller tests run the controller against a real store and play
@@ -149,7 +150,7 @@ func filterPods(pods []*corev1.Pod, keep func(*corev1.Pod) bool) []*corev1.Pod {
 	return out
 }
 
-func isActivePod(p *corev1.Pod) bool { return !isPodFinished(p) && p.DeletionTimestamp == nil }
+func isActivePod(p *corev1.Pod) bool { return !kube.IsPodTerminal(p) && p.DeletionTimestamp == nil }
 
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t *testing.T, what string, cond func() error) {

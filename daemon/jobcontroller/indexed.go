@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // completionIndexEnv is the variable Indexed pods learn their index from.
@@ -61,7 +63,7 @@ func indexedState(job *batchv1.Job, pods podSet) *indexState {
 	s := &indexState{indexed: true, job: job, completions: int(ptr.Deref(job.Spec.Completions, 0)), active: pods.active}
 	var succeeded []int
 	for _, p := range pods.all {
-		if p.DeletionTimestamp != nil && !isPodFinished(p) {
+		if p.DeletionTimestamp != nil && !kube.IsPodTerminal(p) {
 			s.terminating = append(s.terminating, p)
 		}
 		if p.Status.Phase == corev1.PodSucceeded && hasTrackingFinalizer(p) && hasValidIndex(job, p) {

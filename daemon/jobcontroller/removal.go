@@ -4,8 +4,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/skiff-sh/skiff/db"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podsForRemoval returns the n active pods to delete first when there are
@@ -82,5 +83,5 @@ func maxRestarts(p *corev1.Pod) int32 {
 
 // deletionGrace is the grace period the controller deletes a pod with.
 // NOTE: the Kubernetes Job controller sends a DELETE without a grace
-// period, so kube-apiserver's pod strategy decides it (db.DeletionGrace).
-func deletionGrace(p *corev1.Pod) int64 { return db.DeletionGrace(p, nil) }
+// period, so kube-apiserver's pod strategy decides it (kube.DeletionGrace).
+func deletionGrace(p *corev1.Pod) int64 { return kube.DeletionGrace(p, nil) }

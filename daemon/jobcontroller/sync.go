@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // errNoChange rolls back a sync transaction that has nothing to write, so a
@@ -115,7 +116,7 @@ func (c *Controller) apply(tx *db.Tx, job *batchv1.Job, plan syncPlan, res *sync
 		if err := removeTrackingFinalizer(tx, p); err != nil {
 			return err
 		}
-		if isPodFinished(p) {
+		if kube.IsPodTerminal(p) {
 			res.untracked = append(res.untracked, p.Name)
 		}
 	}

@@ -10,10 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// defaultMaxPods is the kubelet's default --max-pods.
-const defaultMaxPods = 110
+	"github.com/skiff-sh/skiff/kube"
+)
 
 // allocatable is what the node offers to pods: capacity minus the
 // reserve. A zero storage means the node's ephemeral storage is unknown
@@ -98,7 +97,7 @@ type ticket struct {
 
 func newScheduler(alloc allocatable) *scheduler {
 	if alloc.pods <= 0 {
-		alloc.pods = defaultMaxPods
+		alloc.pods = kube.DefaultMaxPods
 	}
 	return &scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}}
 }

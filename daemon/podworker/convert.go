@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/kube"
-	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -65,7 +64,7 @@ func (w *worker) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt i
 			runtime.LabelContainerName: c.Name,
 			runtime.LabelAttempt:       strconv.Itoa(attempt),
 		},
-		LogPath:     logs.Path(node.logRoot, pod.Namespace, pod.Name, string(pod.UID), c.Name, attempt),
+		LogPath:     kube.ContainerLogPath(node.logRoot, pod, c.Name, attempt),
 		MemoryLimit: limits.memory,
 		CPUShares:   limits.shares,
 		CPUQuota:    limits.quota,

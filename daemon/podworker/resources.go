@@ -82,7 +82,7 @@ func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		own := kube.ContainerRequests(c)
-		if isSidecar(c) {
+		if kube.IsSidecar(c) {
 			addResources(reqs, own)
 			addResources(sidecars, own)
 			own = sidecars.DeepCopy()

@@ -1,10 +1,11 @@
-package db
+package kube
 
 import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestDeletionGrace(t *testing.T) {
@@ -16,7 +17,7 @@ func TestDeletionGrace(t *testing.T) {
 		}
 	}
 	tests := map[string]struct {
-		obj       Object
+		obj       runtime.Object
 		requested *int64
 		want      int64
 	}{
