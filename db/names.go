@@ -43,3 +43,26 @@ func freeGeneratedName(b *bbolt.Bucket, r Resource, namespace, base string) (str
 	return "", fmt.Errorf("%s %q: no free generated name after %d attempts: %w",
 		r.Name, describeKey(namespace, base), generateNameAttempts, ErrAlreadyExists)
 }
+
+// GenerateName gives obj a name from its GenerateName as Create would (a
+// name not yet taken in its namespace), for a writer that validates a new
+// object under its final name before creating it in the same transaction,
+// as kube-apiserver names an object before validating it. An obj that has
+// a Name, or no GenerateName, is left alone.
+func (tx *Tx) GenerateName(r Resource, obj Object) error {
+	base := obj.GetGenerateName()
+	if obj.GetName() != "" || base == "" {
+		return nil
+	}
+	b := tx.bucket(r)
+	if b == nil {
+		obj.SetName(generatedName(base))
+		return nil
+	}
+	name, err := freeGeneratedName(b, r, obj.GetNamespace(), base)
+	if err != nil {
+		return err
+	}
+	obj.SetName(name)
+	return nil
+}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Config configures the Job controller.
@@ -27,6 +28,9 @@ type Config struct {
 	Clock       clock.Clock   // k8s.io/utils/clock; nil = real
 	Workers     int           // concurrent syncs of different Jobs, default 4
 	Recorder    Recorder      // the Job's Events; nil = none recorded
+	// Pods is the pod create strategy the Job's pods go through, the API's
+	// own (defaults, validation, node binding, namespace admission).
+	Pods kube.PodStrategy
 }
 
 // Controller reconciles Jobs. Create it with New and start it with Run.

@@ -81,10 +81,20 @@ func newJob(name string, mutate ...func(*batchv1.Job)) *batchv1.Job {
 			Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: string(uid)}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				// NOTE: defaulted as the API stores a template, and with
+				// enableServiceLinks set, so that the pod create strategy
+				// has nothing to add to a pod made from it.
 				Spec: corev1.PodSpec{
 					RestartPolicy:                 corev1.RestartPolicyNever,
 					TerminationGracePeriodSeconds: ptr.To[int64](30),
-					Containers:                    []corev1.Container{{Name: "c", Image: "busybox:1.35"}},
+					DNSPolicy:                     corev1.DNSClusterFirst,
+					SecurityContext:               &corev1.PodSecurityContext{},
+					SchedulerName:                 corev1.DefaultSchedulerName,
+					EnableServiceLinks:            ptr.To(true),
+					Containers: []corev1.Container{{Name: "c", Image: "busybox:1.35",
+						ImagePullPolicy:          corev1.PullIfNotPresent,
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile}},
 				},
 			},
 		},
