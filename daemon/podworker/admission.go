@@ -109,14 +109,6 @@ func (s *scheduler) bind(uid types.UID, spec *corev1.PodSpec) {
 	s.bound[uid] = podRequests(spec)
 }
 
-// isBound reports whether the pod holds a place on the node.
-func (s *scheduler) isBound(uid types.UID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.bound[uid]
-	return ok
-}
-
 // start lets queued pods in; called once recovery has bound the old pods.
 func (s *scheduler) start() {
 	s.mu.Lock()
