@@ -1,9 +1,3 @@
-// Package api serves the Kubernetes REST API for batch/v1 Jobs and core/v1
-// Pods (and what goes with them: Events, Namespaces, the Node, Services
-// with their Endpoints and discovery.k8s.io/v1 EndpointSlices) over HTTP:
-// discovery, OpenAPI, CRUD handlers, watches, patches, Table output, pod
-// logs and errors as metav1.Status. It talks to the store (package db) and
-// reads log files (package logs); it never sees containerd.
 package api
 
 import (

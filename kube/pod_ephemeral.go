@@ -11,16 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// ValidatePodCreate validates a new Pod: as any pod, and without ephemeral
-// containers, which only the subresource adds.
-func ValidatePodCreate(pod *corev1.Pod) field.ErrorList {
-	errs := validatePod(pod)
-	if len(pod.Spec.EphemeralContainers) > 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
-	}
-	return errs
-}
-
 // allowedEphemeralFields are the Container fields an ephemeral container
 // may set.
 // NOTE: kube-apiserver's allow-list: ports, resources, probes, lifecycle

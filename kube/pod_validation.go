@@ -81,3 +81,13 @@ func supported[T ~string](fld *field.Path, value string, valid ...T) field.Error
 	}
 	return field.ErrorList{field.NotSupported(fld, value, list)}
 }
+
+// ValidatePodCreate validates a new Pod: as any pod, and without ephemeral
+// containers, which only the subresource adds.
+func ValidatePodCreate(pod *corev1.Pod) field.ErrorList {
+	errs := validatePod(pod)
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
+	}
+	return errs
+}
