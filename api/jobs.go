@@ -103,28 +103,18 @@ func jobCells(job *batchv1.Job, now time.Time) []any {
 // jobStatus is the STATUS column, in kube's printer's order.
 func jobStatus(job *batchv1.Job) string {
 	switch {
-	case hasJobCondition(job, batchv1.JobComplete):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobComplete):
 		return "Complete"
-	case hasJobCondition(job, batchv1.JobFailed):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobFailed):
 		return "Failed"
 	case job.DeletionTimestamp != nil:
 		return "Terminating"
-	case hasJobCondition(job, batchv1.JobSuspended):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobSuspended):
 		return "Suspended"
-	case hasJobCondition(job, batchv1.JobFailureTarget):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobFailureTarget):
 		return "FailureTarget"
 	}
 	return "Running"
-}
-
-// hasJobCondition reports whether the job's condition t is True.
-func hasJobCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range job.Status.Conditions {
-		if c.Type == t {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // jobCompletions is "succeeded/completions" ("n/1 of p" for a work queue).

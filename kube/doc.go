@@ -30,6 +30,7 @@
 //	                      validation; endpoints.go, endpointslice.go likewise
 //	meta.go, admission.go ValidateObjectMeta; AdmitNamespace (NamespaceLifecycle)
 //	grace.go              DeletionGrace: the grace period of a deletion
+//	job.go                IsJobFinished, JobFinishedCondition, IsJobConditionTrue, IsIndexedJob
 //
 // Every writer of a Pod goes through the same strategy, as in Kubernetes:
 // the API's POST /pods calls PodStrategy.PrepareForCreate and

@@ -58,7 +58,7 @@ func validateJobWith(job *batchv1.Job, opts jobValidationOptions) field.ErrorLis
 // validateIndexedHostname checks that indexed pods can be named: they get
 // the hostname <job>-<index>, which must be a DNS label.
 func validateIndexedHostname(job *batchv1.Job) field.ErrorList {
-	if !isIndexed(&job.Spec) || job.Spec.Completions == nil || *job.Spec.Completions <= 0 {
+	if !IsIndexedJob(&job.Spec) || job.Spec.Completions == nil || *job.Spec.Completions <= 0 {
 		return nil
 	}
 	host := fmt.Sprintf("%s-%d", job.Name, *job.Spec.Completions-1)
@@ -68,10 +68,6 @@ func validateIndexedHostname(job *batchv1.Job) field.ErrorList {
 	// NOTE: "will not able to" is kube-apiserver's wording.
 	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), job.Name,
 		"will not able to create pod with invalid DNS label: "+host)}
-}
-
-func isIndexed(spec *batchv1.JobSpec) bool {
-	return spec.CompletionMode != nil && *spec.CompletionMode == batchv1.IndexedCompletion
 }
 
 // validateGeneratedSelector checks, for a Job whose selector is generated,
@@ -142,7 +138,7 @@ func validateJobSpec(spec *batchv1.JobSpec, fld *field.Path) field.ErrorList {
 		errs = append(errs, validatePodFailurePolicy(spec, fld.Child("podFailurePolicy"))...)
 	}
 	if spec.SuccessPolicy != nil {
-		if isIndexed(spec) {
+		if IsIndexedJob(spec) {
 			errs = append(errs, validateSuccessPolicy(spec, fld.Child("successPolicy"))...)
 		} else {
 			errs = append(errs, field.Invalid(fld.Child("successPolicy"), kubeValue(*spec.SuccessPolicy), "requires indexed completion mode"))

@@ -142,7 +142,7 @@ func validateJobStatusIndexes(job *batchv1.Job, fld *field.Path, ch jobStatusCha
 			errs = append(errs, field.Invalid(fld.Child("failedIndexes"), st.FailedIndexes, "error parsing failedIndexes: "+err.Error()))
 		}
 	}
-	if ch.completedIndexes && st.CompletedIndexes != "" && !isIndexed(&job.Spec) {
+	if ch.completedIndexes && st.CompletedIndexes != "" && !IsIndexedJob(&job.Spec) {
 		errs = append(errs, field.Invalid(fld.Child("completedIndexes"), st.CompletedIndexes, "cannot set non-empty completedIndexes when non-indexed completion mode"))
 	}
 	if ch.failedIndexes && job.Spec.BackoffLimitPerIndex == nil && st.FailedIndexes != nil {
@@ -171,7 +171,7 @@ func validateJobStatusTransition(job, old *batchv1.Job, fld *field.Path, ost *ba
 	if st.Failed < ost.Failed {
 		errs = append(errs, field.Invalid(fld.Child("failed"), st.Failed, "cannot decrease the failed counter"))
 	}
-	scalable := isIndexed(&job.Spec) && equality.Semantic.DeepEqual(job.Spec.Completions, job.Spec.Parallelism)
+	scalable := IsIndexedJob(&job.Spec) && equality.Semantic.DeepEqual(job.Spec.Completions, job.Spec.Parallelism)
 	if !scalable && st.Succeeded < ost.Succeeded {
 		errs = append(errs, field.Invalid(fld.Child("succeeded"), st.Succeeded, "cannot decrease the succeeded counter"))
 	}
@@ -206,7 +206,7 @@ func jobStatusChanges(job, old *batchv1.Job) jobStatusChange {
 	changed := func(t batchv1.JobConditionType) bool { return jobConditionTrue(job, t) != jobConditionTrue(old, t) }
 	st, ost := &job.Status, &old.Status
 	return jobStatusChange{
-		finished:         isJobFinished(job) != isJobFinished(old),
+		finished:         IsJobFinished(job) != IsJobFinished(old),
 		complete:         changed(batchv1.JobComplete),
 		failed:           changed(batchv1.JobFailed),
 		failureTarget:    changed(batchv1.JobFailureTarget),
@@ -222,11 +222,6 @@ func jobStatusChanges(job, old *batchv1.Job) jobStatusChange {
 	}
 }
 
-// jobConditionTrue reports whether the Job has condition t with status True.
-func jobConditionTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
-	return jobConditionIs(job, t, corev1.ConditionTrue)
-}
-
 // jobConditionIs reports whether the Job's first condition of type t has
 // status s.
 func jobConditionIs(job *batchv1.Job, t batchv1.JobConditionType, s corev1.ConditionStatus) bool {
@@ -236,10 +231,6 @@ func jobConditionIs(job *batchv1.Job, t batchv1.JobConditionType, s corev1.Condi
 		}
 	}
 	return false
-}
-
-func isJobFinished(job *batchv1.Job) bool {
-	return jobConditionTrue(job, batchv1.JobComplete) || jobConditionTrue(job, batchv1.JobFailed)
 }
 
 // indexInterval is one "x" or "x-y" part of an index set.
@@ -320,4 +311,9 @@ func indexSetsOverlap(completed, failed string, completions int32) (int32, bool)
 		}
 	}
 	return 0, false
+}
+
+// jobConditionTrue reports whether the Job has condition t with status True.
+func jobConditionTrue(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	return IsJobConditionTrue(job.Status.Conditions, t)
 }

@@ -65,7 +65,7 @@ func validateImmutable(newVal, oldVal any, fld *field.Path) field.ErrorList {
 // Indexed job may change them together with parallelism to the same value
 // (elastic Indexed jobs).
 func validateCompletionsUpdate(spec, old *batchv1.JobSpec, fld *field.Path) field.ErrorList {
-	if !isIndexed(spec) {
+	if !IsIndexedJob(spec) {
 		return validateImmutable(spec.Completions, old.Completions, fld)
 	}
 	// NOTE: dropping completions from an Indexed job is already reported

@@ -205,7 +205,7 @@ func waitJob(t *testing.T, s *db.Store, name string, check func(batchv1.JobStatu
 
 func hasCondition(t batchv1.JobConditionType) func(batchv1.JobStatus) error {
 	return func(st batchv1.JobStatus) error {
-		if !hasTrueCondition(st.Conditions, t) {
+		if !kube.IsJobConditionTrue(st.Conditions, t) {
 			return fmt.Errorf("no %s condition in %+v", t, st)
 		}
 		return nil

@@ -43,12 +43,8 @@ type indexState struct {
 	delayed map[int]*corev1.Pod
 }
 
-func isIndexed(job *batchv1.Job) bool {
-	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
-}
-
 func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
-	return isIndexed(job) && job.Spec.BackoffLimitPerIndex != nil
+	return kube.IsIndexedJob(&job.Spec) && job.Spec.BackoffLimitPerIndex != nil
 }
 
 // indexedState computes the index sets of an Indexed Job from its status
@@ -57,7 +53,7 @@ func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
 // NOTE: Kubernetes' calculateSucceededIndexes, calculateFailedIndexes and
 // getPodsWithDelayedDeletionPerIndex.
 func indexedState(job *batchv1.Job, pods podSet) *indexState {
-	if !isIndexed(job) {
+	if !kube.IsIndexedJob(&job.Spec) {
 		return &indexState{}
 	}
 	s := &indexState{indexed: true, job: job, completions: int(ptr.Deref(job.Spec.Completions, 0)), active: pods.active}
@@ -314,7 +310,7 @@ func completionIndex(p *corev1.Pod) int {
 // hasValidIndex reports whether p counts for its Job: any pod of a
 // NonIndexed Job, a pod of an Indexed Job with an index below completions.
 func hasValidIndex(job *batchv1.Job, p *corev1.Pod) bool {
-	if !isIndexed(job) {
+	if !kube.IsIndexedJob(&job.Spec) {
 		return true
 	}
 	ix := completionIndex(p)

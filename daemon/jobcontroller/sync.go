@@ -87,7 +87,7 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 		return err
 	}
 	res.untracked = gone
-	if isJobFinished(job) {
+	if kube.IsJobFinished(job) {
 		// A finished Job is left alone; pods still holding its finalizer
 		// (there should be none) are released.
 		n, err := releasePods(tx, key.namespace, job.UID, namesOf(pods))
