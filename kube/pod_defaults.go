@@ -66,3 +66,52 @@ func defaultPullPolicy(image string) corev1.PullPolicy {
 	}
 	return corev1.PullIfNotPresent
 }
+
+// defaultPod applies kube's SetDefaults_Pod and SetDefaults_PodSpec to a
+// Pod a client sent (on create and on update, as kube-apiserver defaults
+// every Pod it decodes): the pod spec defaults, requests that follow the
+// limits a container sets without requesting, enableServiceLinks, and on
+// the host network ports whose host port is their container port. A Job's
+// template gets only the spec defaults: these are a Pod's alone.
+//
+// NOTE: the pod-level requests defaulted from pod-level limits
+// (PodLevelResources) are left out: skiff applies pod-level resources to
+// the QoS class only.
+func defaultPod(pod *corev1.Pod) {
+	spec := &pod.Spec
+	defaultPodSpec(spec)
+	for _, list := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range list {
+			defaultRequests(&list[i].Resources)
+			if spec.HostNetwork {
+				defaultHostNetworkPorts(list[i].Ports)
+			}
+		}
+	}
+	if spec.EnableServiceLinks == nil {
+		spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
+	}
+}
+
+// defaultRequests requests what r limits without requesting it.
+func defaultRequests(r *corev1.ResourceRequirements) {
+	for name, q := range r.Limits {
+		if _, ok := r.Requests[name]; ok {
+			continue
+		}
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
+		}
+		r.Requests[name] = q.DeepCopy()
+	}
+}
+
+// defaultHostNetworkPorts makes each port without a host port listen on
+// its container port, as it does on the host's network.
+func defaultHostNetworkPorts(ports []corev1.ContainerPort) {
+	for i := range ports {
+		if ports[i].HostPort == 0 {
+			ports[i].HostPort = ports[i].ContainerPort
+		}
+	}
+}

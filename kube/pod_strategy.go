@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/utils/ptr"
 )
 
 // PodStrategy is kube-apiserver's pod registry strategy
@@ -23,14 +22,11 @@ type PodStrategy struct {
 }
 
 // PrepareForCreate is the strategy's PrepareForCreate with the defaulting
-// kube-apiserver applies on decode: phase Pending and the QoS class as the
-// only status, the pod spec defaults, enableServiceLinks, and the binding to
-// this node.
+// kube-apiserver applies on decode: the pod defaults (defaultPod), the
+// binding to this node, and phase Pending and the QoS class as the only
+// status.
 func (s PodStrategy) PrepareForCreate(pod *corev1.Pod) {
-	defaultPodSpec(&pod.Spec)
-	if pod.Spec.EnableServiceLinks == nil {
-		pod.Spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
-	}
+	defaultPod(pod)
 	// NOTE: skiff has no scheduler: a Pod created without a node is bound to
 	// this one, as the scheduler would bind it to the only node.
 	if pod.Spec.NodeName == "" {
@@ -67,10 +63,14 @@ func podName(pod *corev1.Pod) string {
 }
 
 // PreparePodForUpdate keeps the stored status on an update of a Pod and
-// defaults its spec again.
+// defaults the pod again, so that what defaulting filled in on create is
+// no change. The stored pod old is defaulted too, as kube-apiserver
+// defaults what it reads from storage: a pod stored before a default was
+// added compares as it would be stored now.
 func PreparePodForUpdate(pod, old *corev1.Pod) {
+	defaultPod(old)
 	pod.Status = old.Status
-	defaultPodSpec(&pod.Spec)
+	defaultPod(pod)
 }
 
 // PreparePodForStatusUpdate keeps the stored spec on an update of a Pod's
