@@ -139,7 +139,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 		obj := in.DeepCopyObject().(db.Object)
 		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 		if generated {
-			obj.SetName(obj.GetGenerateName() + db.RandomSuffix())
+			obj.SetName(db.GeneratedName(obj.GetGenerateName()))
 		}
 		obj.SetUID(uuid.NewUUID())
 		rs.prepareCreate(s, obj)

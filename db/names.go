@@ -17,25 +17,21 @@ const (
 	generateNameAttempts = 8
 )
 
-// RandomSuffix returns the 5 random characters (from
-// "bcdfghjklmnpqrstvwxz2456789") that Create appends to GenerateName. Callers
-// that must know a generated name before creating use it to set Name themselves.
-func RandomSuffix() string {
-	return utilrand.String(randomSuffixLength)
-}
-
-// generatedName appends a random suffix to base, cut as Kubernetes cuts it.
-func generatedName(base string) string {
+// GeneratedName is a name generated from base as Create generates one: base
+// cut as Kubernetes cuts it, and 5 random characters of
+// "bcdfghjklmnpqrstvwxz2456789". Callers that must know a generated name
+// before creating use it to set Name themselves.
+func GeneratedName(base string) string {
 	if len(base) > maxGeneratedNameLength {
 		base = base[:maxGeneratedNameLength]
 	}
-	return base + RandomSuffix()
+	return base + utilrand.String(randomSuffixLength)
 }
 
 // freeGeneratedName picks a generated name not yet taken in namespace.
 func freeGeneratedName(b *bbolt.Bucket, r Resource, namespace, base string) (string, error) {
 	for range generateNameAttempts {
-		name := generatedName(base)
+		name := GeneratedName(base)
 		if b.Get(objectKey(namespace, name)) == nil {
 			return name, nil
 		}
@@ -56,7 +52,7 @@ func (tx *Tx) GenerateName(r Resource, obj Object) error {
 	}
 	b := tx.bucket(r)
 	if b == nil {
-		obj.SetName(generatedName(base))
+		obj.SetName(GeneratedName(base))
 		return nil
 	}
 	name, err := freeGeneratedName(b, r, obj.GetNamespace(), base)
