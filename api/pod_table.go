@@ -150,10 +150,8 @@ func containersStatus(pod *corev1.Pod, reason string) string {
 	}
 	if reason == "Completed" && running {
 		reason = "NotReady"
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				reason = "Running"
-			}
+		if kube.IsPodReady(pod) {
+			reason = "Running"
 		}
 	}
 	return reason

@@ -42,7 +42,7 @@
 // # Facts about a pod
 //
 //	qos.go        QOSClass (kube's ComputePodQOS), ContainerRequests
-//	pod.go        IsPodTerminal, ContainerStatus, PodContainerStatus (across the
+//	pod.go        IsPodTerminal, IsPodReady, ContainerStatus, PodContainerStatus (across the
 //	              three status lists), FindContainer, ContainerKind, IsSidecar
 //	restart.go    ContainerRestarts: does the kubelet start a container again
 //	containerid.go  ContainerID, ParseContainerID: "containerd://<id>"

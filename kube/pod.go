@@ -78,3 +78,14 @@ func FindContainer(spec *corev1.PodSpec, name string) (*corev1.Container, Contai
 func IsSidecar(c *corev1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
+
+// IsPodReady reports whether the pod's Ready condition is True (kube's
+// podutil.IsPodReady): what Services route to and a Job counts as ready.
+func IsPodReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

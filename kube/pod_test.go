@@ -120,3 +120,24 @@ func TestIsSidecar(t *testing.T) {
 		}
 	}
 }
+
+func TestIsPodReady(t *testing.T) {
+	cond := func(t corev1.PodConditionType, s corev1.ConditionStatus) corev1.PodCondition {
+		return corev1.PodCondition{Type: t, Status: s}
+	}
+	tests := map[string]struct {
+		conds []corev1.PodCondition
+		want  bool
+	}{
+		"no conditions":         {},
+		"ready":                 {conds: []corev1.PodCondition{cond(corev1.PodScheduled, "True"), cond(corev1.PodReady, "True")}, want: true},
+		"not ready":             {conds: []corev1.PodCondition{cond(corev1.PodReady, "False")}},
+		"unknown":               {conds: []corev1.PodCondition{cond(corev1.PodReady, "Unknown")}},
+		"containers ready only": {conds: []corev1.PodCondition{cond(corev1.ContainersReady, "True")}},
+	}
+	for name, tc := range tests {
+		if got := IsPodReady(&corev1.Pod{Status: corev1.PodStatus{Conditions: tc.conds}}); got != tc.want {
+			t.Errorf("%s: IsPodReady = %t, want %t", name, got, tc.want)
+		}
+	}
+}

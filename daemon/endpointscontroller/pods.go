@@ -15,16 +15,6 @@ import (
 // use. They are restated here rather than imported: that module would
 // pull component-base and a newer grpc into the whole daemon.
 
-// isPodReady reports whether the pod's Ready condition is True.
-func isPodReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // shouldPodBeInEndpoints: a pod that has an IP and has not finished is an
 // endpoint; a terminating one (deletionTimestamp set) only if
 // includeTerminating.

@@ -32,7 +32,7 @@ func endpointFingerprint(p *corev1.Pod) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s|%t|%t|%t|%s|%s|%s|%v", ip, isPodReady(p), p.DeletionTimestamp != nil, kube.IsPodTerminal(p),
+	return fmt.Sprintf("%s|%t|%t|%t|%s|%s|%s|%v", ip, kube.IsPodReady(p), p.DeletionTimestamp != nil, kube.IsPodTerminal(p),
 		p.Spec.Hostname, p.Spec.Subdomain, p.Spec.NodeName, ports)
 }
 

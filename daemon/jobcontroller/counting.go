@@ -25,22 +25,12 @@ func classifyPods(pods []*corev1.Pod) podSet {
 			s.terminating++
 		default:
 			s.active = append(s.active, p)
-			if isPodReady(p) {
+			if kube.IsPodReady(p) {
 				s.ready++
 			}
 		}
 	}
 	return s
-}
-
-// isPodReady reports whether the pod has the condition Ready=True.
-func isPodReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // hasTrackingFinalizer reports whether the pod's outcome is not counted yet.

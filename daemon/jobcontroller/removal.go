@@ -37,10 +37,10 @@ func removeBefore(a, b *corev1.Pod) bool {
 	if phaseRank[a.Status.Phase] != phaseRank[b.Status.Phase] {
 		return phaseRank[a.Status.Phase] < phaseRank[b.Status.Phase]
 	}
-	if isPodReady(a) != isPodReady(b) {
-		return !isPodReady(a)
+	if kube.IsPodReady(a) != kube.IsPodReady(b) {
+		return !kube.IsPodReady(a)
 	}
-	if isPodReady(a) {
+	if kube.IsPodReady(a) {
 		if ta, tb := readySince(a), readySince(b); !ta.Equal(tb) {
 			return afterOrZero(ta, tb)
 		}
