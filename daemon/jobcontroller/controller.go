@@ -1,7 +1,9 @@
 // Package jobcontroller is skiff's Job controller: it turns batch/v1 Jobs
 // into Pods and the outcomes of those Pods into Job status, as the
 // Kubernetes Job controller does. It talks only to the store: it watches
-// Jobs and Pods, and writes Pods and Job status.
+// Jobs and Pods, and writes Pods and Job status. Its pods go through the
+// API's own pod create strategy (kube.PodStrategy), inside the transaction
+// that counts them.
 //
 // The loop (controller.go, watch.go, sync.go) is kept apart from the policy
 // (decide.go, manage.go, conditions.go, counting.go, backoff.go, removal.go,
