@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -19,27 +18,23 @@ import (
 
 // jobResource is batch/v1 jobs.
 var jobResource = &resource{
-	gv:             batchV1,
-	kind:           "Job",
-	plural:         "jobs",
-	singular:       "job",
-	store:          db.Jobs,
-	goType:         reflect.TypeOf(batchv1.Job{}),
-	listType:       reflect.TypeOf(batchv1.JobList{}),
-	newList:        newJobList,
-	fields:         jobFields,
-	columns:        jobColumns,
-	cells:          func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
-	prepareCreate:  func(_ *server, obj db.Object) { kube.PrepareJobForCreate(obj.(*batchv1.Job)) },
-	validateCreate: func(obj db.Object) field.ErrorList { return kube.ValidateJob(obj.(*batchv1.Job)) },
-	prepareUpdate:  prepareJobUpdate,
-	validateUpdate: func(n, o db.Object) field.ErrorList {
-		return kube.ValidateJobUpdate(n.(*batchv1.Job), o.(*batchv1.Job))
-	},
-	validateStatusUpdate: func(n, o db.Object) field.ErrorList {
-		return kube.ValidateJobStatusUpdate(n.(*batchv1.Job), o.(*batchv1.Job))
-	},
-	spec: func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
+	gv:                   batchV1,
+	kind:                 "Job",
+	plural:               "jobs",
+	singular:             "job",
+	store:                db.Jobs,
+	goType:               reflect.TypeOf(batchv1.Job{}),
+	listType:             reflect.TypeOf(batchv1.JobList{}),
+	newList:              newJobList,
+	fields:               jobFields,
+	columns:              jobColumns,
+	cells:                func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
+	prepareCreate:        func(_ *server, obj db.Object) { kube.PrepareJobForCreate(obj.(*batchv1.Job)) },
+	validateCreate:       validateAs(kube.ValidateJob),
+	prepareUpdate:        prepareUpdateAs(kube.PrepareJobForUpdate, kube.PrepareJobForStatusUpdate),
+	validateUpdate:       validateUpdateAs(kube.ValidateJobUpdate),
+	validateStatusUpdate: validateUpdateAs(kube.ValidateJobStatusUpdate),
+	spec:                 func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
 	// NOTE: kube's job strategy defaults to orphaning the pods when a
 	// batch/v1 Job is deleted without a propagation policy.
 	defaultPropagation: metav1.DeletePropagationOrphan,
@@ -61,16 +56,6 @@ func jobFields(obj db.Object) fields.Set {
 	f := objectFields(obj)
 	f["status.successful"] = strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))
 	return f
-}
-
-// prepareJobUpdate keeps the status on a Job update, and the spec on a
-// status update.
-func prepareJobUpdate(newObj, oldObj db.Object, status bool) {
-	if status {
-		kube.PrepareJobForStatusUpdate(newObj.(*batchv1.Job), oldObj.(*batchv1.Job))
-		return
-	}
-	kube.PrepareJobForUpdate(newObj.(*batchv1.Job), oldObj.(*batchv1.Job))
 }
 
 // jobColumns are kube's job columns (priority 1 = kubectl -o wide).

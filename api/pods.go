@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -16,30 +15,28 @@ import (
 
 // podResource is core/v1 pods.
 var podResource = &resource{
-	gv:             coreV1,
-	kind:           "Pod",
-	plural:         "pods",
-	singular:       "pod",
-	shortNames:     []string{"po"},
-	categories:     []string{"all"},
-	store:          db.Pods,
-	hasLog:         true,
-	goType:         reflect.TypeOf(corev1.Pod{}),
-	listType:       reflect.TypeOf(corev1.PodList{}),
-	newList:        newPodList,
-	fields:         podFields,
-	columns:        podColumns,
-	cells:          func(obj db.Object, now time.Time) []any { return podCells(obj.(*corev1.Pod), now) },
-	prepareCreate:  func(s *server, obj db.Object) { s.pods.PrepareForCreate(obj.(*corev1.Pod)) },
-	validateCreate: func(obj db.Object) field.ErrorList { return kube.ValidatePodCreate(obj.(*corev1.Pod)) },
-	prepareUpdate:  preparePodUpdate,
-	validateUpdate: func(n, o db.Object) field.ErrorList { return kube.ValidatePodUpdate(n.(*corev1.Pod), o.(*corev1.Pod)) },
-	validateStatusUpdate: func(n, o db.Object) field.ErrorList {
-		return kube.ValidatePodStatusUpdate(n.(*corev1.Pod), o.(*corev1.Pod))
-	},
-	spec:               func(obj db.Object) any { return obj.(*corev1.Pod).Spec },
-	defaultPropagation: metav1.DeletePropagationBackground,
-	deleteGrace:        podDeleteGrace,
+	gv:                   coreV1,
+	kind:                 "Pod",
+	plural:               "pods",
+	singular:             "pod",
+	shortNames:           []string{"po"},
+	categories:           []string{"all"},
+	store:                db.Pods,
+	hasLog:               true,
+	goType:               reflect.TypeOf(corev1.Pod{}),
+	listType:             reflect.TypeOf(corev1.PodList{}),
+	newList:              newPodList,
+	fields:               podFields,
+	columns:              podColumns,
+	cells:                func(obj db.Object, now time.Time) []any { return podCells(obj.(*corev1.Pod), now) },
+	prepareCreate:        func(s *server, obj db.Object) { s.pods.PrepareForCreate(obj.(*corev1.Pod)) },
+	validateCreate:       validateAs(kube.ValidatePodCreate),
+	prepareUpdate:        prepareUpdateAs(kube.PreparePodForUpdate, kube.PreparePodForStatusUpdate),
+	validateUpdate:       validateUpdateAs(kube.ValidatePodUpdate),
+	validateStatusUpdate: validateUpdateAs(kube.ValidatePodStatusUpdate),
+	spec:                 func(obj db.Object) any { return obj.(*corev1.Pod).Spec },
+	defaultPropagation:   metav1.DeletePropagationBackground,
+	deleteGrace:          podDeleteGrace,
 }
 
 func newPodList(items []db.Object, meta metav1.ListMeta) runtime.Object {
@@ -63,16 +60,6 @@ func podFields(obj db.Object) fields.Set {
 	f["status.podIP"] = pod.Status.PodIP
 	f["status.nominatedNodeName"] = pod.Status.NominatedNodeName
 	return f
-}
-
-// preparePodUpdate keeps the status on a Pod update, and everything but
-// the status on a status update.
-func preparePodUpdate(newObj, oldObj db.Object, status bool) {
-	if status {
-		kube.PreparePodForStatusUpdate(newObj.(*corev1.Pod), oldObj.(*corev1.Pod))
-		return
-	}
-	kube.PreparePodForUpdate(newObj.(*corev1.Pod), oldObj.(*corev1.Pod))
 }
 
 // podDeleteGrace is the grace period of a Pod's deletion (kube.DeletionGrace).

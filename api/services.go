@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -35,11 +34,9 @@ var serviceResource = &resource{
 	columns:        serviceColumns,
 	cells:          func(obj db.Object, now time.Time) []any { return serviceCells(obj.(*corev1.Service), now) },
 	prepareCreate:  func(_ *server, obj db.Object) { kube.PrepareServiceForCreate(obj.(*corev1.Service)) },
-	validateCreate: func(obj db.Object) field.ErrorList { return kube.ValidateServiceCreate(obj.(*corev1.Service)) },
-	prepareUpdate:  prepareServiceUpdate,
-	validateUpdate: func(n, o db.Object) field.ErrorList {
-		return kube.ValidateServiceUpdate(n.(*corev1.Service), o.(*corev1.Service))
-	},
+	validateCreate: validateAs(kube.ValidateServiceCreate),
+	prepareUpdate:  prepareUpdateAs(kube.PrepareServiceForUpdate, kube.PrepareServiceForStatusUpdate),
+	validateUpdate: validateUpdateAs(kube.ValidateServiceUpdate),
 	allocate: func(s *server, tx *db.Tx, obj db.Object) error {
 		return s.allocateClusterIP(tx, obj.(*corev1.Service))
 	},
@@ -68,17 +65,6 @@ func serviceFields(obj db.Object) fields.Set {
 	f["spec.clusterIP"] = svc.Spec.ClusterIP
 	f["spec.type"] = string(svc.Spec.Type)
 	return f
-}
-
-// prepareServiceUpdate keeps the status on a Service update and the spec
-// on a status update; an update that leaves out the allocated ClusterIPs
-// keeps them (so that the same manifest can be applied again).
-func prepareServiceUpdate(newObj, oldObj db.Object, status bool) {
-	if status {
-		kube.PrepareServiceForStatusUpdate(newObj.(*corev1.Service), oldObj.(*corev1.Service))
-		return
-	}
-	kube.PrepareServiceForUpdate(newObj.(*corev1.Service), oldObj.(*corev1.Service))
 }
 
 // serviceColumns are kube's service columns (priority 1 = kubectl -o wide).
