@@ -4,7 +4,8 @@
 // and discovery.k8s.io/v1 EndpointSlices), plus skiff's own image import
 // endpoint. It speaks to the store (package db) and reads container log
 // files; it never sees containerd. Kubernetes' object rules are not here:
-// it calls package kube for them, as the controllers do.
+// it calls package kube for them, as the controllers do, for every kind it
+// serves.
 //
 // # Request flow
 //

@@ -28,6 +28,8 @@
 //	                      podFailurePolicy, successPolicy, index sets
 //	service_*.go          Service defaults (IP families, ClusterIPs kept on update),
 //	                      validation; endpoints.go, endpointslice.go likewise
+//	namespace_strategy.go a namespace's phase, finalizer and name label;
+//	                      event.go, node.go: Events' and the Node's rules
 //	meta.go, admission.go ValidateObjectMeta; AdmitNamespace (NamespaceLifecycle)
 //	grace.go              DeletionGrace: the grace period of a deletion
 //	job.go                IsJobFinished, JobFinishedCondition, IsJobConditionTrue, IsIndexedJob

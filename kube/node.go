@@ -24,3 +24,10 @@ func Allocatable(capacity, reserved corev1.ResourceList) corev1.ResourceList {
 	}
 	return out
 }
+
+// PrepareNodeForUpdate keeps the status on an update of a Node.
+func PrepareNodeForUpdate(node, old *corev1.Node) { node.Status = old.Status }
+
+// PrepareNodeForStatusUpdate keeps the spec on an update of a Node's
+// status.
+func PrepareNodeForStatusUpdate(node, old *corev1.Node) { node.Spec = old.Spec }
