@@ -8,7 +8,7 @@ DATA_DIR  ?= /var/lib/skiff
 SKIFFD_FLAGS ?=
 PKGS      := ./...
 
-.PHONY: all deps build test-image test unit integration scale run bench clean
+.PHONY: all deps build test-image test unit deadcode integration scale run bench clean
 
 all: build
 
@@ -39,9 +39,21 @@ $(IMAGE_TAR): hack/busybox-image.sh
 
 test: deps test-image unit integration scale
 
-unit:
+unit: deadcode
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+
+# deadcode fails on a function nothing calls: neither skiffd nor any test,
+# unit or integration (helpers that only the integration tests call are
+# test code, not production). The tool comes from the Go module proxy.
+DEADCODE         := $(BIN)/deadcode
+DEADCODE_VERSION := v0.47.0
+deadcode: $(DEADCODE)
+	@dead="$$($(DEADCODE) -test -tags 'integration scale' $(PKGS))" || exit 1; \
+	if [ -n "$$dead" ]; then echo "$$dead"; echo "deadcode: unreachable functions: delete them"; exit 1; fi
+
+$(DEADCODE):
+	GOBIN=$(CURDIR)/$(BIN) $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
 
 # Integration tests start private containerds (temporary root, state and
 # socket) and run real containers: root is needed.

@@ -22,6 +22,7 @@ func TestDependencyDirection(t *testing.T) {
 		"network is a leaf":         {"network", []string{module + "/"}},
 		"dnsserver is a leaf":       {"dnsserver", []string{module + "/"}},
 		"serviceproxy is a leaf":    {"serviceproxy", []string{module + "/"}},
+		"kube is a leaf":            {"kube", []string{module + "/"}},
 		"supervisor is a leaf":      {"runtime/supervisor", []string{module + "/"}},
 		"api never sees containerd": {"api", []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"job controller uses the store only": {"daemon/jobcontroller", []string{

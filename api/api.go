@@ -1,9 +1,3 @@
-// Package api serves the Kubernetes REST API for batch/v1 Jobs and core/v1
-// Pods (and what goes with them: Events, Namespaces, the Node, Services
-// with their Endpoints and discovery.k8s.io/v1 EndpointSlices) over HTTP:
-// discovery, OpenAPI, CRUD handlers, watches, patches, Table output, pod
-// logs and errors as metav1.Status. It talks to the store (package db) and
-// reads log files (package logs); it never sees containerd.
 package api
 
 import (
@@ -15,13 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Config is what the API needs from the daemon.
 type Config struct {
 	Store *db.Store
 	// LogRoot is the root of the container log files:
-	// logs.Path(LogRoot, ns, pod, uid, container, attempt).
+	// kube.ContainerLogPath(LogRoot, pod, container, attempt).
 	LogRoot string
 	// NodeName is the name of this node; bare Pods created without
 	// spec.nodeName are bound to it (skiff has no scheduler).
@@ -64,6 +59,8 @@ type server struct {
 	store        *db.Store
 	openapi      *openAPIDocs
 	serviceRange *serviceRange
+	// pods is the pod create strategy, shared with the Job controller.
+	pods kube.PodStrategy
 }
 
 // New returns the HTTP handler of the whole API: one route table behind
@@ -78,7 +75,8 @@ func New(cfg Config) http.Handler {
 	if err != nil {
 		panic("api: " + err.Error() + " (the daemon checks it with CheckServiceCIDR)")
 	}
-	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange}
+	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange,
+		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle}}
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // newLifecycleServer is a test server with NamespaceLifecycle on and the
@@ -26,7 +27,7 @@ func newLifecycleServer(t *testing.T, namespaces ...string) *testServer {
 	}
 	for _, ns := range namespaces {
 		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		prepareNamespace(obj)
+		kube.PrepareNamespaceForCreate(obj)
 		if err := store.Create(db.Namespaces, obj); err != nil {
 			t.Fatalf("creating namespace %s: %v", ns, err)
 		}

@@ -142,3 +142,27 @@ func (rs *resource) setTypeMeta(obj db.Object) {
 func objectFields(obj db.Object) fields.Set {
 	return fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}
 }
+
+// validateAs adapts a kube rule on a new object of kind T to a
+// validateCreate hook.
+func validateAs[T db.Object](rule func(T) field.ErrorList) func(db.Object) field.ErrorList {
+	return func(obj db.Object) field.ErrorList { return rule(obj.(T)) }
+}
+
+// validateUpdateAs adapts a kube rule on an update (new, old) of kind T to
+// a validateUpdate or validateStatusUpdate hook.
+func validateUpdateAs[T db.Object](rule func(T, T) field.ErrorList) func(db.Object, db.Object) field.ErrorList {
+	return func(newObj, oldObj db.Object) field.ErrorList { return rule(newObj.(T), oldObj.(T)) }
+}
+
+// prepareUpdateAs adapts kube's preparations of an update and of a status
+// update of kind T to a prepareUpdate hook.
+func prepareUpdateAs[T db.Object](update, status func(T, T)) func(db.Object, db.Object, bool) {
+	return func(newObj, oldObj db.Object, isStatus bool) {
+		if isStatus {
+			status(newObj.(T), oldObj.(T))
+			return
+		}
+		update(newObj.(T), oldObj.(T))
+	}
+}

@@ -77,9 +77,6 @@ func newServiceRange(p netip.Prefix) (*serviceRange, error) {
 // reserved is the address kept for the "kubernetes" Service.
 func (r *serviceRange) reserved() netip.Addr { return r.first }
 
-// String is the CIDR.
-func (r *serviceRange) String() string { return r.prefix.String() }
-
 // check reports why ip cannot be allocated (nil if it can), given the
 // addresses in use.
 func (r *serviceRange) check(ip netip.Addr, used map[netip.Addr]bool) error {

@@ -12,37 +12,31 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // serviceResource is core/v1 services: ClusterIP and headless Services,
 // with ClusterIPs allocated from the service CIDR when they are created.
 var serviceResource = &resource{
-	gv:         coreV1,
-	kind:       "Service",
-	plural:     "services",
-	singular:   "service",
-	shortNames: []string{"svc"},
-	categories: []string{"all"},
-	store:      db.Services,
-	goType:     reflect.TypeOf(corev1.Service{}),
-	listType:   reflect.TypeOf(corev1.ServiceList{}),
-	newList:    newServiceList,
-	fields:     serviceFields,
-	columns:    serviceColumns,
-	cells:      func(obj db.Object, now time.Time) []any { return serviceCells(obj.(*corev1.Service), now) },
-	prepareCreate: func(_ *server, obj db.Object) {
-		svc := obj.(*corev1.Service)
-		svc.Status = corev1.ServiceStatus{}
-		prepareService(svc, nil)
-	},
-	validateCreate: func(obj db.Object) field.ErrorList { return validateServiceCreate(obj.(*corev1.Service)) },
-	prepareUpdate:  prepareServiceUpdate,
-	validateUpdate: func(n, o db.Object) field.ErrorList {
-		return validateServiceUpdate(n.(*corev1.Service), o.(*corev1.Service))
-	},
+	gv:             coreV1,
+	kind:           "Service",
+	plural:         "services",
+	singular:       "service",
+	shortNames:     []string{"svc"},
+	categories:     []string{"all"},
+	store:          db.Services,
+	goType:         reflect.TypeOf(corev1.Service{}),
+	listType:       reflect.TypeOf(corev1.ServiceList{}),
+	newList:        newServiceList,
+	fields:         serviceFields,
+	columns:        serviceColumns,
+	cells:          func(obj db.Object, now time.Time) []any { return serviceCells(obj.(*corev1.Service), now) },
+	prepareCreate:  func(_ *server, obj db.Object) { kube.PrepareServiceForCreate(obj.(*corev1.Service)) },
+	validateCreate: validateAs(kube.ValidateServiceCreate),
+	prepareUpdate:  prepareUpdateAs(kube.PrepareServiceForUpdate, kube.PrepareServiceForStatusUpdate),
+	validateUpdate: validateUpdateAs(kube.ValidateServiceUpdate),
 	allocate: func(s *server, tx *db.Tx, obj db.Object) error {
 		return s.allocateClusterIP(tx, obj.(*corev1.Service))
 	},
@@ -71,19 +65,6 @@ func serviceFields(obj db.Object) fields.Set {
 	f["spec.clusterIP"] = svc.Spec.ClusterIP
 	f["spec.type"] = string(svc.Spec.Type)
 	return f
-}
-
-// prepareServiceUpdate keeps the status on a Service update and the spec
-// on a status update; an update that leaves out the allocated ClusterIPs
-// keeps them (so that the same manifest can be applied again).
-func prepareServiceUpdate(newObj, oldObj db.Object, status bool) {
-	n, o := newObj.(*corev1.Service), oldObj.(*corev1.Service)
-	if status {
-		n.Spec = o.Spec
-		return
-	}
-	n.Status = o.Status
-	prepareService(n, o)
 }
 
 // serviceColumns are kube's service columns (priority 1 = kubectl -o wide).

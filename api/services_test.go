@@ -223,7 +223,7 @@ func TestServiceUpdateKeepsClusterIP(t *testing.T) {
 		t.Errorf("changing clusterIP = %d %s\nwant %s", r.code, r.body, want)
 	}
 	r = ts.do(t, "PATCH", servicesPath+"/web", `{"spec":{"type":"NodePort"}}`, "Content-Type: application/strategic-merge-patch+json")
-	if r.code != 422 || !strings.Contains(r.body, unservedServiceType) {
+	if r.code != 422 || !strings.Contains(r.body, "skiff serves ClusterIP and headless Services only") {
 		t.Errorf("to NodePort = %d %s", r.code, r.body)
 	}
 	r = ts.do(t, "PATCH", servicesPath+"/web", `{"spec":{"ports":[{"port":80,"targetPort":"http"}]}}`, "Content-Type: application/strategic-merge-patch+json")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // generateNameAttempts bounds the retries of a generated name that is taken.
@@ -138,7 +139,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 		obj := in.DeepCopyObject().(db.Object)
 		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 		if generated {
-			obj.SetName(obj.GetGenerateName() + db.RandomSuffix())
+			obj.SetName(db.GeneratedName(obj.GetGenerateName()))
 		}
 		obj.SetUID(uuid.NewUUID())
 		rs.prepareCreate(s, obj)
@@ -203,7 +204,7 @@ func validateObjectMeta(rs *resource, obj db.Object) field.ErrorList {
 	if validateName == nil {
 		validateName = apivalidation.NameIsDNSSubdomain
 	}
-	return apivalidation.ValidateObjectMetaAccessor(obj, rs.store.Namespaced, validateName, field.NewPath("metadata"))
+	return kube.ValidateObjectMeta(obj, rs.store.Namespaced, validateName)
 }
 
 // update serves PUT of an object or of its status.

@@ -26,6 +26,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
@@ -233,6 +234,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		BackoffBase: cfg.PodBackoffBase,
 		BackoffMax:  cfg.PodBackoffMax,
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
+		// The API's own pod create strategy (api.Config's NodeName and
+		// NamespaceLifecycle below).
+		Pods: kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
 	}).Run)
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Kubernetes' names and limits for core/v1 Endpoints.
@@ -110,7 +112,7 @@ func endpointSubsets(svc *corev1.Service, pods []*corev1.Pod) []corev1.EndpointS
 			g = &group{ports: ports}
 			groups[key] = g
 		}
-		if svc.Spec.PublishNotReadyAddresses || isPodReady(pod) {
+		if svc.Spec.PublishNotReadyAddresses || kube.IsPodReady(pod) {
 			g.ready = append(g.ready, addr)
 		} else {
 			g.notReady = append(g.notReady, addr)

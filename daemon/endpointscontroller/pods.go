@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // NOTE: these are the rules of Kubernetes' k8s.io/endpointslice (util
@@ -13,27 +15,12 @@ import (
 // use. They are restated here rather than imported: that module would
 // pull component-base and a newer grpc into the whole daemon.
 
-// isPodReady reports whether the pod's Ready condition is True.
-func isPodReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// isPodTerminal reports whether the pod has Succeeded or Failed.
-func isPodTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
 // shouldPodBeInEndpoints: a pod that has an IP and has not finished is an
 // endpoint; a terminating one (deletionTimestamp set) only if
 // includeTerminating.
 func shouldPodBeInEndpoints(pod *corev1.Pod, includeTerminating bool) bool {
 	switch {
-	case isPodTerminal(pod):
+	case kube.IsPodTerminal(pod):
 		return false
 	case pod.Status.PodIP == "" && len(pod.Status.PodIPs) == 0:
 		return false

@@ -11,6 +11,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // SliceController is the value of the endpointslice.kubernetes.io/managed-by
@@ -61,7 +63,7 @@ func sliceGroups(svc *corev1.Service, pods []*corev1.Pod) map[string]*sliceGroup
 
 // podEndpoint is the pod as an endpoint of svc.
 func podEndpoint(svc *corev1.Service, pod *corev1.Pod, ip string) discoveryv1.Endpoint {
-	serving := isPodReady(pod)
+	serving := kube.IsPodReady(pod)
 	terminating := pod.DeletionTimestamp != nil
 	ep := discoveryv1.Endpoint{
 		Addresses: []string{ip},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podState is what the controller remembers of a pod: its labels (which
@@ -31,7 +32,7 @@ func endpointFingerprint(p *corev1.Pod) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s|%t|%t|%t|%s|%s|%s|%v", ip, isPodReady(p), p.DeletionTimestamp != nil, isPodTerminal(p),
+	return fmt.Sprintf("%s|%t|%t|%t|%s|%s|%s|%v", ip, kube.IsPodReady(p), p.DeletionTimestamp != nil, kube.IsPodTerminal(p),
 		p.Spec.Hostname, p.Spec.Subdomain, p.Spec.NodeName, ports)
 }
 

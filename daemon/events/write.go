@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // seriesKey identifies repeats of one event: client-go's correlator key
@@ -127,17 +128,14 @@ func addRepeat(tx *db.Tx, s series, ev *corev1.Event) (series, error) {
 	return s, nil
 }
 
-// namespaceOpen reports whether events may be created in ns: it exists and
-// is not terminating.
+// namespaceOpen reports whether events may be created in ns: the
+// namespace admission (kube.AdmitNamespace) lets them in.
 func namespaceOpen(tx *db.Tx, ns string) (bool, error) {
-	obj, err := tx.Get(db.Namespaces, "", ns)
-	if errors.Is(err, db.ErrNotFound) {
-		return false, nil
-	}
+	namespace, err := db.Find[*corev1.Namespace](tx, db.Namespaces, "", ns)
 	if err != nil {
 		return false, err
 	}
-	return obj.GetDeletionTimestamp() == nil, nil
+	return kube.AdmitNamespace(namespace, ns, corev1.Resource("events"), "") == nil, nil
 }
 
 // sweep deletes the Events last seen more than TTL ago. They are found in

@@ -5,6 +5,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // maxPodCreateDeletePerSync bounds the pods one sync creates or deletes, so
@@ -137,7 +139,7 @@ func (r manageResult) withDeleted() manageResult {
 	r.deleted = int32(len(r.deletes))
 	r.active -= r.deleted
 	for _, p := range r.deletes {
-		if isPodReady(p) {
+		if kube.IsPodReady(p) {
 			r.deletedReady++
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // SystemNamespaces exist from the start, as in a Kubernetes cluster.
@@ -200,7 +201,7 @@ func deleteContent(tx *db.Tx, ns string) (int, error) {
 			return 0, err
 		}
 		for _, obj := range objs {
-			_, deleted, err := tx.DeleteGracefully(r, ns, obj.GetName(), db.DeletionGrace(obj, nil))
+			_, deleted, err := tx.DeleteGracefully(r, ns, obj.GetName(), kube.DeletionGrace(obj, nil))
 			if err != nil {
 				return 0, fmt.Errorf("deleting %s %s/%s: %w", r.Name, ns, obj.GetName(), err)
 			}

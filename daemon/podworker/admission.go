@@ -11,10 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// defaultMaxPods is the kubelet's default --max-pods.
-const defaultMaxPods = 110
+	"github.com/skiff-sh/skiff/kube"
+)
 
 // allocatable is what the node offers to pods: capacity minus the
 // reserve. A zero storage means the node's ephemeral storage is unknown
@@ -113,7 +112,7 @@ func (t *ticket) before(o *ticket) bool {
 
 func newScheduler(alloc allocatable) *scheduler {
 	if alloc.pods <= 0 {
-		alloc.pods = defaultMaxPods
+		alloc.pods = kube.DefaultMaxPods
 	}
 	return &scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}, used: corev1.ResourceList{}}
 }
@@ -131,14 +130,6 @@ func (s *scheduler) bindLocked(uid types.UID, req corev1.ResourceList) {
 	}
 	s.bound[uid] = req
 	addResources(s.used, req)
-}
-
-// isBound reports whether the pod holds a place on the node.
-func (s *scheduler) isBound(uid types.UID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.bound[uid]
-	return ok
 }
 
 // start lets queued pods in; called once recovery has bound the old pods.

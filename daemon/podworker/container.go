@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -74,7 +75,7 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 	case kindEphemeral:
 		statuses = pod.Status.EphemeralContainerStatuses
 	}
-	r.resume(findStatus(statuses, c.Name), w.takeAdopted(c.Name))
+	r.resume(kube.ContainerStatus(statuses, c.Name), w.takeAdopted(c.Name))
 	w.track(r)
 	return r
 }
@@ -97,7 +98,7 @@ func (r *containerRun) resume(cs *corev1.ContainerStatus, found []runtime.Contai
 		r.attempt = attemptOf(newest)
 		r.startedAt = newest.StartedAt
 		r.instance = &newest
-		r.recorded = cs != nil && cs.State.Terminated != nil && cs.ContainerID == containerIDString(newest.ID)
+		r.recorded = cs != nil && cs.State.Terminated != nil && cs.ContainerID == kube.ContainerID(newest.ID)
 		return
 	}
 	switch {
@@ -166,7 +167,7 @@ func (r *containerRun) run(ctx context.Context) (succeeded, ok bool) {
 			return false, false
 		}
 		changed := r.takeSpecChange()
-		if r.stopping() || !(changed || r.restartAfter(code)) {
+		if r.stopping() || !(changed || kube.ContainerRestarts(&r.pod.Spec, r.spec.Name, code)) {
 			return code == 0, true
 		}
 		if !changed && !r.backOff(ctx, exitedAt) {
@@ -174,22 +175,6 @@ func (r *containerRun) run(ctx context.Context) (succeeded, ok bool) {
 		}
 		r.attempt++
 		r.instance, r.recorded, r.started = nil, false, false
-	}
-}
-
-// restartAfter applies the restart rules: sidecars always restart, init
-// containers until they succeed (unless the pod's policy is Never), regular
-// containers as the pod's restartPolicy says.
-func (r *containerRun) restartAfter(code int32) bool {
-	switch r.kind {
-	case kindSidecar:
-		return true
-	case kindInit:
-		return code != 0 && r.pod.Spec.RestartPolicy != corev1.RestartPolicyNever
-	case kindEphemeral:
-		return false
-	default:
-		return shouldRestart(r.pod.Spec.RestartPolicy, code)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -25,7 +26,7 @@ func (r *containerRun) recordExit(id string, st runtime.ExitStatus, opts ...exit
 		Signal:      int32(st.Signal),
 		Reason:      terminatedReason(st.Code, st.OOMKilled),
 		FinishedAt:  metav1.NewTime(st.ExitedAt),
-		ContainerID: containerIDString(id),
+		ContainerID: kube.ContainerID(id),
 	}
 	term.Message = r.terminationMessage(st.Code)
 	for _, o := range opts {

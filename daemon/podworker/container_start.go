@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -57,7 +58,7 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 		cs.Started = ptr(started)
 		cs.Ready = r.kind != kindInit && r.kind != kindEphemeral && started && r.spec.ReadinessProbe == nil
 		cs.RestartCount = int32(r.attempt)
-		cs.ContainerID = containerIDString(id)
+		cs.ContainerID = kube.ContainerID(id)
 		if r.imageRef != "" {
 			cs.Image = r.imageRef
 		}
@@ -88,7 +89,7 @@ func (r *containerRun) recordStartError(id string, err error) bool {
 		r.w.logError("recording start error", rec)
 		return false
 	}
-	if r.stopping() || !r.restartAfter(128) {
+	if r.stopping() || !kube.ContainerRestarts(&r.pod.Spec, r.spec.Name, 128) {
 		return true
 	}
 	rec = r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/skiff-sh/skiff/db"
-	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -90,13 +90,10 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cpu, memory := cfg.CPU.DeepCopy(), cfg.Memory.DeepCopy()
-	cpu.Sub(cfg.ReservedCPU)
-	memory.Sub(cfg.ReservedMemory)
-	storage := cfg.EphemeralStorage.DeepCopy()
-	if !storage.IsZero() {
-		storage.Sub(cfg.ReservedEphemeralStorage)
-	}
+	alloc := kube.Allocatable(
+		corev1.ResourceList{corev1.ResourceCPU: cfg.CPU, corev1.ResourceMemory: cfg.Memory, corev1.ResourceEphemeralStorage: cfg.EphemeralStorage},
+		corev1.ResourceList{corev1.ResourceCPU: cfg.ReservedCPU, corev1.ResourceMemory: cfg.ReservedMemory, corev1.ResourceEphemeralStorage: cfg.ReservedEphemeralStorage})
+	cpu, memory, storage := alloc[corev1.ResourceCPU], alloc[corev1.ResourceMemory], alloc[corev1.ResourceEphemeralStorage]
 	return &Manager{
 		cfg: cfg,
 		node: nodeInfo{
@@ -241,7 +238,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 	w, ok := m.workers[pod.UID]
 	delete(m.workers, pod.UID)
 	m.mu.Unlock()
-	dir := logs.PodDir(m.cfg.LogRoot, pod.Namespace, pod.Name, string(pod.UID))
+	dir := kube.PodLogDir(m.cfg.LogRoot, pod)
 	if !ok {
 		m.removeLogs(dir)
 		m.removeVolumes(pod)
@@ -262,7 +259,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 // wasAdmitted reports whether an earlier run admitted the pod to the node
 // and it has not finished: it holds its place on the node.
 func wasAdmitted(pod *corev1.Pod) bool {
-	return !isTerminal(pod) && pod.Status.StartTime != nil && isScheduled(&pod.Status)
+	return !kube.IsPodTerminal(pod) && pod.Status.StartTime != nil && isScheduled(&pod.Status)
 }
 
 // removeVolumes removes the volumes of a pod that is gone.

@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podVolume is one volume of a pod, ready to be bind-mounted.
@@ -194,7 +196,7 @@ func podMemoryLimit(spec *corev1.PodSpec) (resource.Quantity, bool) {
 		if !ok {
 			return resource.Quantity{}, false
 		}
-		if isSidecar(&c) {
+		if kube.IsSidecar(&c) {
 			sum.Add(q)
 		} else if q.Cmp(initMax) > 0 {
 			initMax = q

@@ -3,7 +3,6 @@ package podworker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -117,7 +117,7 @@ func (w *worker) run(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if isTerminal(pod) {
+	if kube.IsPodTerminal(pod) {
 		w.removeAdopted()
 		w.tearDownVolumes(pod)
 		w.m.teardownSandbox(w.uid)
@@ -219,7 +219,7 @@ func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*cont
 	initialized := hasRunRegular(pod.Status.ContainerStatuses)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if kube.IsSidecar(c) {
 			r := newContainerRun(w, pod, c, kindSidecar)
 			sidecars = append(sidecars, r)
 			r.done = make(chan struct{})
@@ -371,7 +371,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 		if w.m.cfg.Network == nil {
 			setPodIP(&p.Status, ip) // the host's network
 		}
-		p.Status.QOSClass = qosClass(&p.Spec)
+		p.Status.QOSClass = kube.QOSClass(&p.Spec)
 		reason := reasonContainerCreating
 		if len(p.Spec.InitContainers) > 0 {
 			reason = reasonPodInitializing
@@ -388,7 +388,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 // initialStatuses adds a waiting status for every container without one.
 func initialStatuses(statuses []corev1.ContainerStatus, containers []corev1.Container, reason string) []corev1.ContainerStatus {
 	for _, c := range containers {
-		if findStatus(statuses, c.Name) != nil {
+		if kube.ContainerStatus(statuses, c.Name) != nil {
 			continue
 		}
 		statuses = append(statuses, corev1.ContainerStatus{
@@ -417,7 +417,7 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 		}
 		before := pod.DeepCopy()
 		mutate(pod)
-		if !isTerminal(before) {
+		if !kube.IsPodTerminal(before) {
 			w.settlePhase(pod, terminal, reason, message)
 		}
 		if isScheduled(&pod.Status) {
@@ -443,7 +443,7 @@ func (w *worker) settlePhase(pod *corev1.Pod, terminal bool, reason, message str
 	st := &pod.Status
 	phase := podPhase(&pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, terminal, hasRunRegular(st.ContainerStatuses))
 	if !terminal {
-		if phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+		if !kube.IsPodPhaseTerminal(phase) {
 			st.Phase = phase
 		}
 		return
@@ -473,7 +473,7 @@ func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.
 		case init:
 			list = &pod.Status.InitContainerStatuses
 		}
-		cs := findStatus(*list, name)
+		cs := kube.ContainerStatus(*list, name)
 		if cs == nil {
 			*list = append(*list, corev1.ContainerStatus{Name: name})
 			cs = &(*list)[len(*list)-1]
@@ -556,5 +556,3 @@ func deletionGrace(pod *corev1.Pod) time.Duration {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func containerIDString(id string) string { return fmt.Sprintf("containerd://%s", id) }
