@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -54,7 +55,7 @@ func (r *containerRun) reportDroppedLogs(id string) {
 	if id == "" {
 		return // not found in containerd: reported, if at all, by an earlier run
 	}
-	path := logs.Path(r.w.m.node.logRoot, r.pod.Namespace, r.pod.Name, string(r.pod.UID), r.spec.Name, r.attempt)
+	path := kube.ContainerLogPath(r.w.m.node.logRoot, r.pod, r.spec.Name, r.attempt)
 	ctx, cancel := context.WithTimeout(context.Background(), driverDrainTimeout)
 	defer cancel()
 	d, err := logs.ReadDropped(ctx, path)

@@ -12,7 +12,6 @@ package loopfs
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -123,16 +122,3 @@ func (fs *FS) Free(t testing.TB) {
 		t.Fatalf("freeing %s: %v", fs.Dir, err)
 	}
 }
-
-// Available is the space left for writing, in bytes.
-func (fs *FS) Available(t testing.TB) int64 {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(fs.Dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	return int64(st.Bavail) * st.Bsize
-}
-
-// String names the filesystem in messages.
-func (fs *FS) String() string { return fmt.Sprintf("ext4 at %s", fs.Dir) }
