@@ -92,12 +92,8 @@ func isLongRunning(r *http.Request) bool {
 	if r.URL.Path == ImagesPath {
 		return true
 	}
-	if v, ok := r.URL.Query()["watch"]; ok && len(v) > 0 {
-		switch strings.ToLower(v[0]) {
-		case "false", "0":
-		default:
-			return true
-		}
+	if isWatchParam(r) {
+		return true
 	}
 	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
