@@ -89,7 +89,7 @@ var longRunningSubresources = map[string]bool{"attach": true, "exec": true, "log
 // /watch/ path), a streaming pod subresource, or the image import, whose
 // body is a whole image.
 func isLongRunning(r *http.Request) bool {
-	if r.URL.Path == ImagesPath {
+	if r.URL.Path == ImagesPath && r.Method == http.MethodPost {
 		return true
 	}
 	if isWatchParam(r) {

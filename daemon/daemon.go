@@ -250,7 +250,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return err
 		}}},
 		NamespaceLifecycle: true,
-		Images:             rt,
+		Images:             imageService{rt},
 		MaxImageSize:       cfg.MaxImageSize,
 		ServiceCIDR:        services.cidr,
 		RequestTimeout:     cfg.RequestTimeout,
