@@ -33,6 +33,7 @@ func TestIsLongRunning(t *testing.T) {
 		"/api/v1/namespaces/ns/pods/p/ephemeralcontainers":   false,
 		"/api/v1/namespaces/ns/pods/log":                     false, // a pod named log
 		"/apis/batch/v1/namespaces/ns/jobs/j/status":         false,
+		"/skiff/v1/backup":                                   true,
 		"/api/v1/namespaces/ns/pods/p/eviction":              false,
 		"/apis/events.k8s.io/v1/namespaces/ns/events?watch=": true, // kube: anything but false/0
 	}
