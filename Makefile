@@ -43,15 +43,18 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-# build makes skiffd (the daemon, which is also its containers' log driver).
+# build makes skiffd (the daemon, which is also its containers' log driver)
+# and skiff (the client: `skiff run`).
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/skiffd ./cmd/skiffd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/skiff ./cmd/skiff
 
 # install puts the binaries, the unit (its paths rewritten for PREFIX) and
 # the README its Documentation= names in place; with no DESTDIR on a machine
 # run by systemd it reloads systemd. It never touches the data dir.
 install: build
 	install -D -m 0755 $(BIN)/skiffd $(DESTDIR)$(BINDIR)/skiffd
+	install -D -m 0755 $(BIN)/skiff $(DESTDIR)$(BINDIR)/skiff
 	install -d $(DESTDIR)$(UNITDIR)
 	sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/share/doc/skiff/|$(DOCDIR)/|g' \
 		systemd/skiffd.service > $(DESTDIR)$(UNITDIR)/skiffd.service
@@ -63,7 +66,7 @@ install: build
 # first (its pods keep running: KillMode=process); /var/lib/skiff stays.
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl disable --now skiffd.service 2>/dev/null || true; fi
-	rm -f $(DESTDIR)$(BINDIR)/skiffd $(DESTDIR)$(UNITDIR)/skiffd.service
+	rm -f $(DESTDIR)$(BINDIR)/skiffd $(DESTDIR)$(BINDIR)/skiff $(DESTDIR)$(UNITDIR)/skiffd.service
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
