@@ -175,6 +175,56 @@ spec:
 		}
 	})
 
+	t.Run("skiffd restarting under it loses and repeats no line", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(skiffBin, "run", "--server", server, "--image", "busybox:1.35", "--name", "counter",
+			"--", "sh", "-c", "for i in $(seq 1 100); do echo $i; sleep 0.05; done")
+		cmd.Stdout, cmd.Stderr = w, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		lines := make(chan string, 200)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(r)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		var got []string
+		for len(got) < 5 {
+			l, ok := <-lines
+			if !ok {
+				t.Fatalf("output ended after %q; stderr %s", got, stderr.String())
+			}
+			got = append(got, l)
+		}
+		s.kill() // as an upgrade would stop it, or worse
+		s.start()
+		for l := range lines {
+			got = append(got, l)
+		}
+		if code := waitExit(t, cmd, 3*time.Minute); code != 0 {
+			t.Fatalf("exit %d; stderr %s", code, stderr.String())
+		}
+		var want []string
+		for i := 1; i <= 100; i++ {
+			want = append(want, fmt.Sprint(i))
+		}
+		for i, l := range got {
+			_, text, _ := strings.Cut(l, "] ")
+			got[i] = text
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("lines across the restart:\n%s\nwant 1 to 100 once each", strings.Join(got, " "))
+		}
+	})
+
 	t.Run("Ctrl-C on a terminal asks whether to delete", func(t *testing.T) {
 		tty := newPTY(t)
 		cmd := exec.Command(skiffBin, "run", "--server", server, "--image", "busybox:1.35", "--name", "sleeper",

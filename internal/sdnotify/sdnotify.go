@@ -7,6 +7,8 @@ package sdnotify
 
 import (
 	"context"
+	"os"
+	"sync"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -18,16 +20,21 @@ type Probe func(ctx context.Context) error
 
 // Notifier sends skiffd's notifications. Safe for concurrent use.
 type Notifier struct {
+	// enabled: systemd listens (NOTIFY_SOCKET is set).
+	enabled bool
 	// watchdog is the WatchdogSec= systemd set (WATCHDOG_USEC); 0 = none.
 	watchdog time.Duration
 	// retry is how often Ready probes again while the service does not answer.
 	retry time.Duration
+
+	mu       sync.Mutex
+	stopping bool // STOPPING=1 was sent: no more pings
 }
 
 // New reads the notification socket and the watchdog interval from the
 // environment systemd gave the process.
 func New() *Notifier {
-	n := &Notifier{retry: 100 * time.Millisecond}
+	n := &Notifier{enabled: os.Getenv("NOTIFY_SOCKET") != "", retry: 100 * time.Millisecond}
 	if d, err := sddaemon.SdWatchdogEnabled(false); err != nil {
 		logrus.WithError(err).Warn("systemd watchdog settings ignored")
 	} else {
@@ -43,6 +50,9 @@ func (n *Notifier) Status(s string) { n.send("STATUS=" + s) }
 // skiffd has started, with status as its status line. It returns whether
 // it got there.
 func (n *Notifier) Ready(ctx context.Context, probe Probe, status string) bool {
+	if !n.enabled {
+		return true
+	}
 	for {
 		if err := n.probe(ctx, probe); err == nil {
 			n.send(sddaemon.SdNotifyReady + "\nSTATUS=" + status)
@@ -58,6 +68,9 @@ func (n *Notifier) Ready(ctx context.Context, probe Probe, status string) bool {
 
 // Stopping tells systemd that skiffd is shutting down.
 func (n *Notifier) Stopping(status string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.stopping = true
 	n.send(sddaemon.SdNotifyStopping + "\nSTATUS=" + status)
 }
 
@@ -69,7 +82,7 @@ func (n *Notifier) Stopping(status string) {
 // NOTE: the kubelet's systemd watchdog does the same: it pets the watchdog
 // only while its own health checks pass.
 func (n *Notifier) Watchdog(ctx context.Context, probe Probe) {
-	if n.watchdog <= 0 {
+	if !n.enabled || n.watchdog <= 0 {
 		return
 	}
 	tick := time.NewTicker(n.watchdog / 2)
@@ -81,13 +94,22 @@ func (n *Notifier) Watchdog(ctx context.Context, probe Probe) {
 			}
 			logrus.WithError(err).Warn("not answering: systemd watchdog not notified")
 		} else {
-			n.send(sddaemon.SdNotifyWatchdog)
+			n.ping()
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// ping sends WATCHDOG=1 unless skiffd is stopping.
+func (n *Notifier) ping() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.stopping {
+		n.send(sddaemon.SdNotifyWatchdog)
 	}
 }
 
