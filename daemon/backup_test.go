@@ -20,6 +20,7 @@ import (
 // of skiff.db, start it. What was written after the backup is gone, what
 // was before is back. Over TCP the backup is refused: it is the admin's.
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
 	ctx := context.Background()

@@ -90,6 +90,7 @@ func runSkiffd(args ...string) (stdout, stderr string, err error) {
 // and size, never used until a pod has run from it. Importing on a
 // terminal shows the bytes read and the rate; into a pipe, only the names.
 func TestImagesList(t *testing.T) {
+	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
 	ns := "skiff-" + strings.ToLower(t.Name())

@@ -17,6 +17,7 @@ import (
 // socket's admin, or anonymous over TCP), the verb and resource, the code
 // and the duration.
 func TestJSONLogs(t *testing.T) {
+	t.Parallel()
 	s := newSkiffd(t, "--log-format", "json") // the harness logs at debug
 	s.start()
 	get := func(c *http.Client, url string) {

@@ -29,6 +29,7 @@ import (
 // would: through a kubeconfig, a URL and the unix socket, with its output
 // piped, closed early, or on a terminal where Ctrl-C asks what to do.
 func TestSkiffRun(t *testing.T) {
+	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
 	ctx := context.Background()

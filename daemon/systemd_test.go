@@ -17,6 +17,7 @@ import (
 // READY=1 must come only once the API answers, STATUS= lines before it,
 // WATCHDOG=1 pings after it, STOPPING=1 on SIGTERM.
 func TestSystemdNotify(t *testing.T) {
+	t.Parallel()
 	socket := filepath.Join(t.TempDir(), "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: socket, Net: "unixgram"})
 	if err != nil {

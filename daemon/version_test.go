@@ -23,6 +23,7 @@ import (
 // build date the Makefile's -ldflags wrote in, and --version answers
 // without root and without containerd.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	bin, err := os.MkdirTemp("/tmp", "skv") // nobody runs them below: not under t.TempDir's 0700
 	if err != nil {
