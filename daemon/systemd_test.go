@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,57 +16,23 @@ import (
 // TestSystemdNotify starts skiffd as systemd starts a Type=notify unit with
 // WatchdogSec=: the notification socket is a datagram socket of the test.
 // READY=1 must come only once the API answers, STATUS= lines before it,
-// WATCHDOG=1 pings after it, STOPPING=1 on SIGTERM.
+// WATCHDOG=1 pings after it, STOPPING=1 on SIGTERM, all from skiffd.
 func TestSystemdNotify(t *testing.T) {
 	t.Parallel()
-	socket := filepath.Join(t.TempDir(), "notify")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: socket, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	s := newSkiffd(t)
-	s.env = []string{"NOTIFY_SOCKET=" + socket, "WATCHDOG_USEC=1000000"} // a ping every 0.5s
-
-	var mu sync.Mutex
-	var messages []string
 	answeredAtReady := make(chan error, 1)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := conn.Read(buf)
-			if err != nil {
-				return
+	n := listenNotify(t, func(m notification) {
+		if strings.HasPrefix(m.text, "READY=1") {
+			// The moment skiffd says it is ready, one request, no retry.
+			c := http.Client{Timeout: 10 * time.Second}
+			resp, err := c.Get("http://" + s.addr + "/livez")
+			if err == nil {
+				resp.Body.Close()
 			}
-			m := string(buf[:n])
-			if strings.HasPrefix(m, "READY=1") {
-				// The moment skiffd says it is ready, one request, no retry.
-				c := http.Client{Timeout: 10 * time.Second}
-				resp, err := c.Get("http://" + s.addr + "/livez")
-				if err == nil {
-					resp.Body.Close()
-				}
-				answeredAtReady <- err
-			}
-			mu.Lock()
-			messages = append(messages, m)
-			mu.Unlock()
+			answeredAtReady <- err
 		}
-	}()
-	received := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), messages...)
-	}
-	count := func(prefix string) int {
-		n := 0
-		for _, m := range received() {
-			if strings.HasPrefix(m, prefix) {
-				n++
-			}
-		}
-		return n
-	}
+	})
+	s.env = []string{"NOTIFY_SOCKET=" + n.path, "WATCHDOG_USEC=1000000"} // a ping every 0.5s
 
 	s.start()
 	select {
@@ -74,33 +41,37 @@ func TestSystemdNotify(t *testing.T) {
 			t.Fatalf("the API did not answer when skiffd said READY=1: %v", err)
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("no READY=1; got %q", received())
+		t.Fatalf("no READY=1; got %q", n.received())
 	}
-	waitFor(t, time.Minute, "three watchdog pings", func() (bool, error) { return count("WATCHDOG=1") >= 3, nil })
+	waitFor(t, time.Minute, "three watchdog pings", func() (bool, error) { return n.count("WATCHDOG=1") >= 3, nil })
+	pid := s.cmd.Process.Pid
 	s.stop()
 	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("skiffd exited %d after SIGTERM", code)
 	}
-	waitFor(t, 10*time.Second, "STOPPING=1", func() (bool, error) { return count("STOPPING=1") == 1, nil })
+	waitFor(t, 10*time.Second, "STOPPING=1", func() (bool, error) { return n.count("STOPPING=1") == 1, nil })
 
-	got := received()
+	got := n.received()
 	ready, stopping := -1, -1
 	var statuses []string
 	for i, m := range got {
+		if m.pid != int32(pid) {
+			t.Errorf("%q came from pid %d, not skiffd's %d", m.text, m.pid, pid)
+		}
 		switch {
-		case strings.HasPrefix(m, "READY=1"):
+		case strings.HasPrefix(m.text, "READY=1"):
 			ready = i
-			if !strings.Contains(m, "\nSTATUS=serving on "+s.addr+" and "+s.socket) {
-				t.Errorf("READY=1 without the serving status: %q", m)
+			if !strings.Contains(m.text, "\nSTATUS=serving on "+s.addr+" and "+s.socket) {
+				t.Errorf("READY=1 without the serving status: %q", m.text)
 			}
-		case strings.HasPrefix(m, "STOPPING=1"):
+		case strings.HasPrefix(m.text, "STOPPING=1"):
 			stopping = i
-		case strings.HasPrefix(m, "STATUS="):
+		case strings.HasPrefix(m.text, "STATUS="):
 			if ready >= 0 {
-				t.Errorf("status %q after READY=1", m)
+				t.Errorf("status %q after READY=1", m.text)
 			}
-			statuses = append(statuses, strings.TrimPrefix(m, "STATUS="))
-		case m == "WATCHDOG=1":
+			statuses = append(statuses, strings.TrimPrefix(m.text, "STATUS="))
+		case m.text == "WATCHDOG=1":
 			if ready < 0 || stopping >= 0 {
 				t.Errorf("WATCHDOG=1 outside of READY=1 and STOPPING=1: %q", got)
 			}
@@ -114,6 +85,107 @@ func TestSystemdNotify(t *testing.T) {
 			t.Errorf("statuses %q lack %q", statuses, want)
 		}
 	}
+}
+
+// TestSystemdNotifyEmbeddedContainerd: a containerd skiffd starts itself
+// would tell systemd it is ready (containerd speaks the protocol too) if
+// it inherited the notification socket; only skiffd may.
+func TestSystemdNotifyEmbeddedContainerd(t *testing.T) {
+	t.Parallel()
+	// The later --containerd-address wins: a socket nobody serves.
+	s := newSkiffd(t, "--containerd-address", filepath.Join(t.TempDir(), "none.sock"))
+	n := listenNotify(t, nil)
+	s.env = []string{"NOTIFY_SOCKET=" + n.path}
+	s.start()
+	pid := int32(s.cmd.Process.Pid)
+	waitFor(t, time.Minute, "READY=1 from skiffd", func() (bool, error) {
+		for _, m := range n.received() {
+			if m.pid == pid && strings.HasPrefix(m.text, "READY=1") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	for _, m := range n.received() {
+		if m.pid != pid {
+			t.Errorf("%q came from pid %d, not skiffd's %d", m.text, m.pid, pid)
+		}
+	}
+}
+
+// notification is one datagram on the notification socket and its sender.
+type notification struct {
+	pid  int32
+	text string
+}
+
+// notifySocket is a fake systemd's notification socket; it learns each
+// sender's pid as systemd does (SO_PASSCRED).
+type notifySocket struct {
+	path string
+	mu   sync.Mutex
+	got  []notification
+}
+
+// listenNotify listens on a new notification socket; onMessage, if set,
+// sees each notification as it arrives.
+func listenNotify(t *testing.T, onMessage func(notification)) *notifySocket {
+	t.Helper()
+	n := &notifySocket{path: filepath.Join(t.TempDir(), "notify")}
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: n.path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_PASSCRED, 1) }); err != nil || serr != nil {
+		t.Fatalf("SO_PASSCRED: %v %v", err, serr)
+	}
+	go func() {
+		buf, oob := make([]byte, 4096), make([]byte, 1024)
+		for {
+			nb, noob, _, _, err := conn.ReadMsgUnix(buf, oob)
+			if err != nil {
+				return
+			}
+			m := notification{pid: -1, text: string(buf[:nb])}
+			if msgs, err := syscall.ParseSocketControlMessage(oob[:noob]); err == nil {
+				for _, cm := range msgs {
+					if cred, err := syscall.ParseUnixCredentials(&cm); err == nil {
+						m.pid = cred.Pid
+					}
+				}
+			}
+			if onMessage != nil {
+				onMessage(m)
+			}
+			n.mu.Lock()
+			n.got = append(n.got, m)
+			n.mu.Unlock()
+		}
+	}()
+	return n
+}
+
+func (n *notifySocket) received() []notification {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]notification(nil), n.got...)
+}
+
+// count is how many notifications begin with prefix.
+func (n *notifySocket) count(prefix string) int {
+	c := 0
+	for _, m := range n.received() {
+		if strings.HasPrefix(m.text, prefix) {
+			c++
+		}
+	}
+	return c
 }
 
 func contains(list []string, s string) bool {
