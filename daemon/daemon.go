@@ -75,7 +75,7 @@ type Config struct {
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 	// Status, if set, is told in a few words what skiffd is doing while it
-	// starts and stops (systemd's STATUS= line).
+	// starts (systemd's STATUS= line).
 	Status func(string)
 }
 
