@@ -17,7 +17,7 @@ import (
 
 // Log streams retry a broken stream (a restarting skiffd, a network
 // hiccup) with a doubling delay, and give up after maxStreamRefusals
-// answers in a row that refuse it.
+// answers in a row that refuse it (403, 500, …).
 const (
 	streamRetryBase   = 100 * time.Millisecond
 	streamRetryMax    = 2 * time.Second
@@ -36,6 +36,7 @@ type streams struct {
 	cs     kubernetes.Interface
 	ns     string
 	con    *console
+	retry  time.Duration // the first delay before a stream is opened again
 
 	mu      sync.Mutex
 	started map[string]bool // pod UID/container
@@ -44,7 +45,7 @@ type streams struct {
 
 func newStreams(ctx context.Context, cs kubernetes.Interface, ns string, con *console) *streams {
 	ctx, cancel := context.WithCancel(ctx)
-	return &streams{ctx: ctx, cancel: cancel, cs: cs, ns: ns, con: con, started: map[string]bool{}}
+	return &streams{ctx: ctx, cancel: cancel, cs: cs, ns: ns, con: con, retry: streamRetryBase, started: map[string]bool{}}
 }
 
 // ensure starts following each container of pod that has started and is
@@ -100,7 +101,7 @@ func (s *streams) stop() {
 func (s *streams) follow(pod, container string) {
 	prefix := "[" + pod + "/" + container + "] "
 	var pos logPosition
-	delay, refusals := streamRetryBase, 0
+	delay, refusals := s.retry, 0
 	for {
 		opts := &corev1.PodLogOptions{Container: container, Follow: true, Timestamps: true}
 		if !pos.last.IsZero() {
@@ -119,13 +120,16 @@ func (s *streams) follow(pod, container string) {
 		if apierrors.IsNotFound(err) {
 			return // the pod and its logs are gone
 		}
-		if st := apierrors.APIStatus(nil); errors.As(err, &st) {
+		// NOTE: a 400 says the container is not running now (a kubelet
+		// answers so while it waits to restart): not a refusal.
+		notRunning := apierrors.IsBadRequest(err)
+		if st := apierrors.APIStatus(nil); errors.As(err, &st) && !notRunning {
 			if refusals++; refusals >= maxStreamRefusals {
 				s.con.message("skiff run: %sgiving up its log: %v", prefix, err)
 				return
 			}
 		}
-		if err == nil && s.endedForGood(pod, container) {
+		if (err == nil || notRunning) && s.endedForGood(pod, container) {
 			return
 		}
 		select {
