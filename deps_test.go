@@ -40,6 +40,13 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"endpoints controller uses the store only": {"daemon/endpointscontroller", []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
+		// The skiff CLI is a client like kubectl: it runs on laptops and
+		// talks to remote nodes, so it links no part of the daemon.
+		"skiff CLI is a client only": {"cmd/skiff", []string{
+			module + "/api", module + "/daemon", module + "/db", module + "/runtime", module + "/logs",
+			module + "/network", module + "/dnsserver", module + "/serviceproxy", "github.com/containerd/", "go.etcd.io/bbolt"}},
+		"build info is a leaf": {"internal/buildinfo", []string{module + "/"}},
+		"sdnotify is a leaf":   {"internal/sdnotify", []string{module + "/"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

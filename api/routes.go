@@ -32,6 +32,7 @@ func (s *server) routes(r *mux.Router) {
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
 	r.HandleFunc(ImagesPath, s.images)
+	r.HandleFunc(BackupPath, s.backup)
 }
 
 // resourceRoutes registers the collection, object and subresource paths of

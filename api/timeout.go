@@ -86,18 +86,14 @@ func bodyTimeout(err error) error {
 var longRunningSubresources = map[string]bool{"attach": true, "exec": true, "log": true, "portforward": true, "proxy": true}
 
 // isLongRunning reports whether r streams: a watch (?watch=true or a
-// /watch/ path), a streaming pod subresource, or the image import, whose
-// body is a whole image.
+// /watch/ path), a streaming pod subresource, the image import, whose
+// body is a whole image, or a backup, whose answer is the whole store.
 func isLongRunning(r *http.Request) bool {
-	if r.URL.Path == ImagesPath {
+	if (r.URL.Path == ImagesPath && r.Method == http.MethodPost) || r.URL.Path == BackupPath {
 		return true
 	}
-	if v, ok := r.URL.Query()["watch"]; ok && len(v) > 0 {
-		switch strings.ToLower(v[0]) {
-		case "false", "0":
-		default:
-			return true
-		}
+	if isWatchParam(r) {
+		return true
 	}
 	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {

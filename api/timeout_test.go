@@ -32,14 +32,19 @@ func TestIsLongRunning(t *testing.T) {
 		"/api/v1/namespaces/ns/pods/p/status":                false,
 		"/api/v1/namespaces/ns/pods/p/ephemeralcontainers":   false,
 		"/api/v1/namespaces/ns/pods/log":                     false, // a pod named log
-		"/skiff/v1/images":                                   true,
 		"/apis/batch/v1/namespaces/ns/jobs/j/status":         false,
+		"/skiff/v1/backup":                                   true,
 		"/api/v1/namespaces/ns/pods/p/eviction":              false,
 		"/apis/events.k8s.io/v1/namespaces/ns/events?watch=": true, // kube: anything but false/0
 	}
 	for target, want := range tests {
 		if got := isLongRunning(httptest.NewRequest(http.MethodGet, target, nil)); got != want {
 			t.Errorf("isLongRunning(%s) = %v, want %v", target, got, want)
+		}
+	}
+	for method, want := range map[string]bool{http.MethodPost: true, http.MethodGet: false} {
+		if got := isLongRunning(httptest.NewRequest(method, ImagesPath, nil)); got != want {
+			t.Errorf("isLongRunning(%s %s) = %v, want %v", method, ImagesPath, got, want)
 		}
 	}
 }

@@ -75,6 +75,16 @@ type Config struct {
 	ContainerLogRotation logs.Rotation
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
+	// Status, if set, is told in a few words what skiffd is doing while it
+	// starts (systemd's STATUS= line).
+	Status func(string)
+}
+
+// status reports what skiffd is doing to cfg.Status, if set.
+func (cfg Config) status(s string) {
+	if cfg.Status != nil {
+		cfg.Status(s)
+	}
 }
 
 var _ podworker.Runtime = (*runtime.Runtime)(nil)
@@ -96,6 +106,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return err
 	}
+	cfg.status("opening the store")
 	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"))
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
@@ -108,6 +119,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
+	cfg.status("connecting to containerd")
 	address, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
 		return err
@@ -136,6 +148,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("asking containerd its version: %w", err)
 	}
 	logrus.WithFields(logrus.Fields{"address": address, "version": containerdVersion}).Info("containerd connected")
+	if len(cfg.ImportImages) > 0 {
+		cfg.status("importing images")
+	}
 	retryImports, err := startOrRetry("importing images", func() error {
 		return importImages(ctx, rt, cfg.ImportImages)
 	})
@@ -174,6 +189,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return fmt.Errorf("registering node %s: %w", node.name, err)
 	}
+	cfg.status("starting the controllers")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -254,7 +270,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return err
 		}}},
 		NamespaceLifecycle: true,
-		Images:             rt,
+		Images:             imageService{rt},
 		MaxImageSize:       cfg.MaxImageSize,
 		ServiceCIDR:        services.cidr,
 		RequestTimeout:     cfg.RequestTimeout,

@@ -28,10 +28,11 @@ import (
 )
 
 // The private containerd every test of this package shares, and the
-// skiffd binary built once for them.
+// skiffd and skiff binaries built once for them.
 var (
 	containerd *runtimetest.Env
 	skiffdBin  string
+	skiffBin   string
 	testImage  string
 )
 
@@ -46,11 +47,13 @@ func runTests(m *testing.M) int {
 	}
 	return runtimetest.Main(m, func(env *runtimetest.Env, dir string) error {
 		containerd = env
-		skiffdBin = filepath.Join(dir, "skiffd")
-		build := exec.Command("go", "build", "-o", skiffdBin, "../cmd/skiffd")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building skiffd: %w", err)
+		skiffdBin, skiffBin = filepath.Join(dir, "skiffd"), filepath.Join(dir, "skiff")
+		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff"} {
+			build := exec.Command("go", "build", "-o", bin, pkg)
+			build.Stdout, build.Stderr = os.Stderr, os.Stderr
+			if err := build.Run(); err != nil {
+				return fmt.Errorf("building %s: %w", pkg, err)
+			}
 		}
 		return nil
 	})
@@ -73,6 +76,10 @@ type skiffd struct {
 	serviceCIDR string
 	// logPath is skiffd's output; "" = skiffd.log in the data dir.
 	logPath string
+	// bin is the skiffd binary to run; "" = skiffdBin.
+	bin string
+	// env is added to skiffd's environment.
+	env []string
 }
 
 func (s *skiffd) logFile() string {
@@ -190,7 +197,12 @@ func (s *skiffd) startAndWait(path string) {
 		"--import-image", testImage,
 		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge, "--service-cidr", s.serviceCIDR,
 	}
-	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
+	bin := skiffdBin
+	if s.bin != "" {
+		bin = s.bin
+	}
+	s.cmd = exec.Command(bin, append(args, s.extra...)...)
+	s.cmd.Env = append(os.Environ(), s.env...)
 	logFile, err := os.OpenFile(s.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)

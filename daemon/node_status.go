@@ -53,7 +53,7 @@ func gatherNodeFacts(dataDir, containerdVersion string, reserved corev1.Resource
 			OSImage:         osImage("/etc/os-release"),
 			OperatingSystem: goruntime.GOOS,
 			Architecture:    goruntime.GOARCH,
-			KubeletVersion:  Version,
+			KubeletVersion:  versionInfo().GitVersion,
 		},
 	}
 	f.info.ContainerRuntimeVersion = "containerd://" + f.containerdVersion

@@ -1,12 +1,15 @@
 // Command skiffd serves the Kubernetes Job and Pod API on one machine and
 // runs the pods through containerd. Run as `skiffd log-driver PATH` it is
-// the containerd log driver that writes one container's log file.
+// the containerd log driver that writes one container's log file; `skiffd
+// version`, `skiffd images` and `skiffd backup` are small clients of it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	goruntime "runtime"
@@ -30,17 +33,27 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == imagesCommand {
-		if err := runImages(context.Background(), os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "skiffd images:", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		if sub, ok := subcommands[os.Args[1]]; ok {
+			if err := sub(context.Background(), os.Args[2:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(os.Stderr, "skiffd %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "skiffd:", err)
 		os.Exit(1)
 	}
+}
+
+// subcommands are skiffd's commands besides serving; each gets the
+// arguments after its name.
+var subcommands = map[string]func(ctx context.Context, args []string, stdout io.Writer) error{
+	imagesCommand:  runImages,
+	versionCommand: runVersion,
+	backupCommand:  runBackup,
 }
 
 // parseLogMaxSize reads a size the way the kubelet reads
@@ -107,20 +120,41 @@ func run(args []string) error {
 	fs.IntVar(&cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", writes, "writes the API serves at once, 429 beyond (default 4 per CPU; 0 = no limit)")
 	fs.IntVar(&cfg.MaxContainers, "max-containers", 0, "containers running at once on the node; past it containers wait (0 = derived from the PID limit and memory, -1 = no cap)")
 	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log level: debug (every request too), info, warn, error")
+	logFormat := fs.String("log-format", "text", "log format: text, or json (one object a line, for journald or Loki pipelines)")
+	showVersion := fs.Bool("version", false, "print skiffd's version (and the containerd's at --containerd-address) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	level, err := logrus.ParseLevel(*logLevel)
-	if err != nil {
+	if *showVersion {
+		return printVersion(context.Background(), os.Stdout, cfg.ContainerdAddress)
+	}
+	if err := setupLogging(*logLevel, *logFormat); err != nil {
 		return err
 	}
-	logrus.SetLevel(level)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	notifySystemd(ctx, &cfg)
 	return daemon.Run(ctx, cfg)
+}
+
+// setupLogging sets logrus' level and format from the flags.
+func setupLogging(level, format string) error {
+	l, err := logrus.ParseLevel(level)
+	if err != nil {
+		return err
+	}
+	logrus.SetLevel(l)
+	switch format {
+	case "text":
+	case "json":
+		logrus.SetFormatter(&logrus.JSONFormatter{TimestampFormat: time.RFC3339Nano})
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", format)
+	}
+	return nil
 }
