@@ -4,19 +4,29 @@ import (
 	"context"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/leases"
+	"github.com/containerd/containerd/snapshots"
 	"github.com/containerd/errdefs"
 	"github.com/opencontainers/image-spec/identity"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sys/unix"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // Create creates the container (snapshot, OCI spec, labels); it does not start it.
 // The image must be present (EnsureImage; ErrImageNotPresent otherwise);
 // the snapshot key is cfg.ID, which must match containerd's identifier
 // syntax ([A-Za-z0-9]+ joined by single '.', '_' or '-', at most 76 bytes).
+//
+// Leftovers of an earlier Create of the same ID that never started (a
+// snapshot, a container, a lease) are removed first and made again; an
+// instance of that ID that started is never replaced (ErrStarted).
 func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error) {
+	defer r.locks.lock(cfg.ID)()
 	ctx = r.withNS(ctx)
 	img, err := r.image(ctx, cfg.Image)
 	if err != nil {
@@ -29,9 +39,13 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err != nil {
 		return fmt.Errorf("reading config of image %q: %w", img.Name(), err)
 	}
+	if err := r.clearCreateLeftovers(ctx, cfg.ID); err != nil {
+		return err
+	}
 	// NOTE: the lease keeps containerd's garbage collector off the new
-	// snapshot until the container record references it.
-	ctx, done, err := r.client.WithLease(ctx)
+	// snapshot until the container record references it. It is named after
+	// the instance so that one left by a crash is found and deleted.
+	ctx, done, err := r.client.WithLease(ctx, leases.WithID(createLease(cfg.ID)), leases.WithExpiration(time.Hour))
 	if err != nil {
 		return fmt.Errorf("taking a lease for %q: %w", cfg.ID, err)
 	}
@@ -44,6 +58,7 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err := r.prepareSnapshot(ctx, cfg.ID, img); err != nil {
 		return err
 	}
+	failpoint.Hit(failpoint.AfterSnapshotPrepare)
 	defer func() {
 		if retErr != nil {
 			r.removeSnapshot(ctx, cfg.ID)
@@ -60,19 +75,62 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err != nil {
 		return fmt.Errorf("creating container %q: %w", cfg.ID, err)
 	}
+	failpoint.Hit(failpoint.AfterContainerCreate)
 	r.touchImage(ctx, img.Name())
 	return nil
 }
 
+// createLease is the name of the lease Create holds on id's snapshot.
+func createLease(id string) string { return "skiff-create-" + id }
+
+// clearCreateLeftovers removes what an interrupted Create (or Remove) of id
+// left: a container that never started, a snapshot and a lease.
+func (r *Runtime) clearCreateLeftovers(ctx context.Context, id string) error {
+	c, err := r.client.LoadContainer(ctx, id)
+	switch {
+	case errdefs.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("loading container %q: %w", id, err)
+	default:
+		desc, err := r.describe(ctx, c)
+		if err != nil && !errdefs.IsNotFound(err) {
+			return err
+		}
+		if err == nil && desc.State != StateCreated {
+			return fmt.Errorf("creating container %q: %w", id, ErrStarted)
+		}
+		logger(id).Info("removing a container left by an interrupted create")
+		if err := r.remove(ctx, id); err != nil {
+			return err
+		}
+	}
+	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("removing snapshot left for %q: %w", id, err)
+	}
+	return r.deleteLease(ctx, id)
+}
+
+// deleteLease deletes id's create lease; absent is fine.
+func (r *Runtime) deleteLease(ctx context.Context, id string) error {
+	err := r.client.LeasesService().Delete(ctx, leases.Lease{ID: createLease(id)})
+	if err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("deleting lease of %q: %w", id, err)
+	}
+	return nil
+}
+
 // prepareSnapshot creates the container's writable snapshot, keyed id, over
-// the image's layers.
+// the image's layers, labelled managed so that the sweep can tell it from
+// image snapshots.
 func (r *Runtime) prepareSnapshot(ctx context.Context, id string, img containerd.Image) error {
 	diffIDs, err := img.RootFS(ctx)
 	if err != nil {
 		return fmt.Errorf("reading layers of image %q: %w", img.Name(), err)
 	}
 	parent := identity.ChainID(diffIDs).String()
-	if _, err := r.client.SnapshotService(r.snapshotter).Prepare(ctx, id, parent); err != nil {
+	_, err = r.client.SnapshotService(r.snapshotter).Prepare(ctx, id, parent,
+		snapshots.WithLabels(map[string]string{LabelManaged: "true"}))
+	if err != nil {
 		return fmt.Errorf("preparing snapshot for %q: %w", id, err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 
 	"github.com/containerd/containerd"
 	"github.com/containerd/errdefs"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // labelStartedAt records when Start started the task (RFC 3339, nanoseconds),
@@ -23,7 +25,15 @@ const logDriverArg = "log-driver"
 // driver, and returns a channel that receives exactly one ExitStatus when the
 // task exits. The exit wait is registered before the task starts. The task is
 // not deleted on exit: Remove does that once the exit is recorded.
+//
+// An instance that started before is never started again (ErrStarted); a
+// task left by an interrupted Start that never ran is deleted first, and so
+// are the shim bundle and runc state of a task containerd no longer lists.
+// Errors of the container itself wrap ErrStartFailed (its task is deleted);
+// after a transient one (IsTransient) the task, if containerd made it, is
+// left for the caller to Inspect.
 func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, exit <-chan ExitStatus, retErr error) {
+	defer r.locks.lock(id)()
 	ctx = r.withNS(ctx)
 	container, err := r.loadContainer(ctx, id)
 	if err != nil {
@@ -32,6 +42,12 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	labels, err := container.Labels(ctx)
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("reading labels of %q: %w", id, err)
+	}
+	if labels[labelStartedAt] != "" || labels[labelRemoving] == "true" {
+		return time.Time{}, nil, fmt.Errorf("starting %q: %w", id, ErrStarted)
+	}
+	if err := r.clearStartLeftovers(ctx, container); err != nil {
+		return time.Time{}, nil, err
 	}
 	taskIO, err := r.taskIO(id, labels)
 	if err != nil {
@@ -44,10 +60,10 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	}()
 	task, err := container.NewTask(ctx, taskIO)
 	if err != nil {
-		return time.Time{}, nil, fmt.Errorf("creating task for %q: %w", id, err)
+		return time.Time{}, nil, startError(fmt.Errorf("creating task for %q: %w", id, err))
 	}
 	defer func() {
-		if retErr != nil {
+		if retErr != nil && !IsTransient(retErr) {
 			dctx, cancel := deferContext(ctx)
 			defer cancel()
 			if _, err := task.Delete(dctx, containerd.WithProcessKill); err != nil {
@@ -67,12 +83,41 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	startedAt = time.Now()
 	if err := task.Start(ctx); err != nil {
 		stopWaiting()
-		return time.Time{}, nil, fmt.Errorf("starting task %q: %w", id, err)
+		return time.Time{}, nil, startError(fmt.Errorf("starting task %q: %w", id, err))
 	}
+	failpoint.Hit(failpoint.AfterTaskStart)
 	if _, err := container.SetLabels(ctx, map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)}); err != nil {
+		// NOTE: the task itself records the start until its exit is
+		// recorded; the label only matters once the task is deleted.
 		logger(id).WithError(err).Error("recording start time")
 	}
 	return startedAt, r.monitor(container, statusC, stopWaiting), nil
+}
+
+// clearStartLeftovers deletes what an interrupted Start left: a task that
+// never ran, or, when containerd lists no task, the shim bundle, runc state
+// and shim process of one it lost. A task that ran is not ours to replace.
+func (r *Runtime) clearStartLeftovers(ctx context.Context, container containerd.Container) error {
+	id := container.ID()
+	task, err := container.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return r.clearTaskLeftovers(ctx, id)
+	}
+	if err != nil {
+		return fmt.Errorf("loading task of %q: %w", id, err)
+	}
+	status, err := task.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("reading status of task %q: %w", id, err)
+	}
+	if status.Status != containerd.Created {
+		return fmt.Errorf("starting %q: task %s: %w", id, status.Status, ErrStarted)
+	}
+	logger(id).Info("deleting a task left by an interrupted start")
+	if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("deleting task of %q: %w", id, err)
+	}
+	return nil
 }
 
 // Wait re-attaches to a running task (after a daemon restart) and returns the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/containerd/containerd"
 	"github.com/containerd/errdefs"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // Stop sends the stop signal (ContainerConfig.StopSignal, else the image's
@@ -78,16 +80,30 @@ func signal(ctx context.Context, task containerd.Task, sig syscall.Signal) (exit
 	}
 }
 
-// Remove deletes the task (killing it if still alive), the container and its
-// snapshot. Not found = nil.
+// Remove deletes the task (killing it if still alive), the container, its
+// snapshot and its lease. Not found = nil. It first labels the container
+// removing, so that a Remove cut short is recognised and finished (by
+// Remove again, or by the caller's sweep). The caller must have recorded
+// the instance's exit before, if it ran: containerd forgets it here.
 func (r *Runtime) Remove(ctx context.Context, id string) error {
-	ctx = r.withNS(ctx)
+	defer r.locks.lock(id)()
+	return r.remove(r.withNS(ctx), id)
+}
+
+// remove is Remove with id's lock held.
+func (r *Runtime) remove(ctx context.Context, id string) error {
 	container, err := r.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {
-		return nil
+		return r.removeRest(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("loading container %q: %w", id, err)
+	}
+	if _, err := container.SetLabels(ctx, map[string]string{labelRemoving: "true"}); err != nil {
+		if errdefs.IsNotFound(err) {
+			return r.removeRest(ctx, id)
+		}
+		return fmt.Errorf("marking %q removing: %w", id, err)
 	}
 	task, err := container.Task(ctx, nil)
 	switch {
@@ -99,8 +115,22 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 			return fmt.Errorf("deleting task of %q: %w", id, err)
 		}
 	}
+	failpoint.Hit(failpoint.BetweenTaskAndContainerDelete)
 	if err := container.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("deleting container %q: %w", id, err)
+	}
+	return r.removeRest(ctx, id)
+}
+
+// removeRest removes what may outlive id's container record: its snapshot
+// (containerd deletes it after the record, in a second call), its lease,
+// and skiffd's own files for it.
+func (r *Runtime) removeRest(ctx context.Context, id string) error {
+	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("removing snapshot of %q: %w", id, err)
+	}
+	if err := r.deleteLease(ctx, id); err != nil {
+		return err
 	}
 	r.forgetOOM(id)
 	r.removeStdin(id)
