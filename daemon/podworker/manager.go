@@ -52,7 +52,10 @@ type Config struct {
 	// RestartBackoffBase and RestartBackoffMax are the kubelet's container
 	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
 	RestartBackoffBase, RestartBackoffMax time.Duration
-	Now                                   func() time.Time
+	// SweepInterval is how often leftovers that belong to no live pod
+	// instance are looked for and removed (sweep.go); 0 = a minute.
+	SweepInterval time.Duration
+	Now           func() time.Time
 	// Network gives pods their own network namespaces; nil = every pod
 	// shares the host's network.
 	Network Network
@@ -67,6 +70,7 @@ type Manager struct {
 	node  nodeInfo
 	sched *scheduler
 
+	ctx     context.Context // Run's: the daemon's lifetime
 	mu      sync.Mutex
 	workers map[types.UID]*worker
 	wg      sync.WaitGroup
@@ -82,6 +86,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = time.Minute
 	}
 	cpu, memory := cfg.CPU.DeepCopy(), cfg.Memory.DeepCopy()
 	cpu.Sub(cfg.ReservedCPU)
@@ -104,10 +111,17 @@ func New(cfg Config) *Manager {
 func (m *Manager) now() time.Time { return m.cfg.Now() }
 
 // Run recovers the pods and containers left by a previous run, then follows
-// pod changes until ctx ends. When it returns, containers keep running.
+// pod changes until ctx ends, sweeping leftovers every SweepInterval. When
+// it returns, containers keep running.
 func (m *Manager) Run(ctx context.Context) error {
+	m.ctx = ctx
 	defer m.wg.Wait()
-	for {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.sweepEvery(ctx, m.cfg.SweepInterval)
+	}()
+	for failures := 0; ; failures++ {
 		err := m.recoverAndFollow(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -116,6 +130,11 @@ func (m *Manager) Run(ctx context.Context) error {
 			return err
 		}
 		logrus.WithError(err).Warn("pod watch ended; recovering again")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(infraBackoff(failures)):
+		}
 	}
 }
 
@@ -175,12 +194,8 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 	}
 	m.sched.start()
 	for uid, list := range byPod {
-		if known[uid] {
-			continue
-		}
-		for _, c := range list {
-			logrus.WithField("container", c.ID).Info("removing container of a deleted pod")
-			m.removeOrphan(c.ID)
+		if !known[uid] {
+			m.removeOrphans(list)
 		}
 	}
 	m.removeOrphanLogs(known)
@@ -273,17 +288,6 @@ func (m *Manager) removeOrphanVolumes(known map[types.UID]bool) {
 	}
 	if err := removeOrphanVolumes(m.cfg.VolumeRoot, uids); err != nil {
 		logrus.WithError(err).Warn("removing the volumes of deleted pods")
-	}
-}
-
-func (m *Manager) removeOrphan(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := m.cfg.Runtime.Stop(ctx, id, 0); err != nil {
-		logrus.WithError(err).WithField("container", id).Error("stopping orphaned container")
-	}
-	if err := m.cfg.Runtime.Remove(ctx, id); err != nil {
-		logrus.WithError(err).WithField("container", id).Error("removing orphaned container")
 	}
 }
 

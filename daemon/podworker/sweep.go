@@ -1,0 +1,132 @@
+package podworker
+
+import (
+	"context"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// Cleanup converges: every removal is retried until it is done, and a
+// periodic sweep removes whatever belongs to no live pod instance — a
+// removal that the daemon's death cut short, the containers of a pod
+// deleted while skiffd was down or while containerd was, and the leftovers
+// of interrupted creates and starts inside containerd and on disk.
+
+// removeInstance removes instance id; when that fails (containerd
+// restarting), it is retried in the background with back-off until it is
+// done or the daemon stops (the next start's sweep then finishes it).
+func (m *Manager) removeInstance(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	err := m.cfg.Runtime.Remove(ctx, id)
+	cancel()
+	if err == nil || m.ctx == nil {
+		if err != nil {
+			logrus.WithError(err).WithField("container", id).Error("removing container")
+		}
+		return
+	}
+	logrus.WithError(err).WithField("container", id).Warn("removing container; retrying")
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		for failures := 1; ; failures++ {
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-time.After(infraBackoff(failures)):
+			}
+			ctx, cancel := context.WithTimeout(m.ctx, time.Minute)
+			err := m.cfg.Runtime.Remove(ctx, id)
+			cancel()
+			if err == nil {
+				return
+			}
+			logrus.WithError(err).WithField("container", id).Debug("removing container; retrying")
+		}
+	}()
+}
+
+// removeOrphans stops and removes containers whose pod is gone, or whose
+// pod's worker has finished with it.
+func (m *Manager) removeOrphans(list []runtime.Container) {
+	for _, c := range list {
+		logrus.WithFields(logrus.Fields{"container": c.ID, "pod": c.Labels[runtime.LabelPodNamespace] + "/" + c.Labels[runtime.LabelPodName]}).
+			Info("removing a container that belongs to no live pod")
+		if c.State == runtime.StateRunning {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if err := m.cfg.Runtime.Stop(ctx, c.ID, 0); err != nil {
+				logrus.WithError(err).WithField("container", c.ID).Warn("stopping orphaned container")
+			}
+			cancel()
+		}
+		m.removeInstance(c.ID)
+	}
+}
+
+// sweepEvery runs sweep every interval until ctx ends.
+func (m *Manager) sweepEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := m.sweep(ctx); err != nil && ctx.Err() == nil {
+			logrus.WithError(err).Warn("sweeping leftovers")
+		}
+	}
+}
+
+// sweep removes what belongs to no live pod instance: containers of pods
+// that are gone or settled, leftovers inside containerd
+// (Runtime.SweepLeftovers), and the network namespaces, log directories
+// and volumes of pods that are gone. Containers of pods whose worker still
+// runs are the worker's to remove.
+func (m *Manager) sweep(ctx context.Context) error {
+	// NOTE: containers are listed before the pods, so that a container
+	// made after the listing is never judged against an older pod list.
+	containers, err := m.cfg.Runtime.List(ctx)
+	if err != nil {
+		return err
+	}
+	objs, _, err := m.cfg.Store.List(db.Pods, "", nil)
+	if err != nil {
+		return err
+	}
+	known := make(map[types.UID]bool, len(objs))
+	for _, obj := range objs {
+		known[obj.(*corev1.Pod).UID] = true
+	}
+	var orphans []runtime.Container
+	for _, c := range containers {
+		uid := types.UID(c.Labels[runtime.LabelPodUID])
+		if !known[uid] || m.workerSettled(uid) {
+			orphans = append(orphans, c)
+		}
+	}
+	m.removeOrphans(orphans)
+	if err := m.cfg.Runtime.SweepLeftovers(ctx); err != nil {
+		logrus.WithError(err).Warn("sweeping containerd leftovers")
+	}
+	m.removeOrphanSandboxes(known)
+	m.removeOrphanLogs(known)
+	m.removeOrphanVolumes(known)
+	return nil
+}
+
+// workerSettled reports whether the pod has a worker that settled it:
+// none of the pod's containers will run again.
+func (m *Manager) workerSettled(uid types.UID) bool {
+	m.mu.Lock()
+	w, ok := m.workers[uid]
+	m.mu.Unlock()
+	return ok && w.settled.Load()
+}
