@@ -36,6 +36,7 @@ type Config struct {
 	DataDir             string
 	ContainerdAddress   string
 	ContainerdNamespace string
+	ContainerdState     string // the state directory of the containerd at ContainerdAddress
 	Listen              string // TCP address of the API; "" = none
 	Socket              string // unix socket of the API; "" = none
 	PodBackoffBase      time.Duration
@@ -59,6 +60,9 @@ type Config struct {
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
 	ContainerLogRotation logs.Rotation
+	// SweepInterval is how often leftovers of pod instances are swept
+	// (0 = a minute).
+	SweepInterval time.Duration
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 }
@@ -87,7 +91,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
-	address, stopContainerd, err := connectContainerd(ctx, cfg)
+	address, containerdState, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -99,6 +103,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		}
 	}
 	rtOpts := []runtime.Option{
+		runtime.WithContainerdState(containerdState),
 		runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo")),
 		runtime.WithLogDriverArg(cfg.ContainerLogRotation.Arg),
 	}
@@ -178,6 +183,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		SeccompRoot:              filepath.Join(cfg.DataDir, "seccomp"),
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,
+		SweepInterval:            cfg.SweepInterval,
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,

@@ -67,6 +67,11 @@ type skiffd struct {
 	extra   []string
 	bridge  string
 	subnet  string
+	// cd is the containerd this skiffd uses (default: the package's);
+	// bin its binary (default: skiffdBin); env is added to its environment.
+	cd  *runtimetest.Env
+	bin string
+	env []string
 }
 
 // newSkiffd prepares (but does not start) a skiffd with its own data dir and
@@ -80,6 +85,7 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	n := skiffdCount.Add(1)
 	s := &skiffd{
+		cd: containerd, bin: skiffdBin,
 		t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra,
 		// Every skiffd has its own pod address range and bridge: each keeps
 		// its own IP allocations.
@@ -156,8 +162,9 @@ func (s *skiffd) start() {
 	s.t.Helper()
 	args := []string{
 		"--data-dir", s.dataDir,
-		"--containerd-address", containerd.Address,
-		"--containerd-namespace", "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-")),
+		"--containerd-address", s.cd.Address,
+		"--containerd-state", s.cd.State,
+		"--containerd-namespace", s.namespace(),
 		"--listen", s.addr,
 		"--socket", s.socket,
 		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
@@ -167,7 +174,8 @@ func (s *skiffd) start() {
 		"--import-image", testImage,
 		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge,
 	}
-	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
+	s.cmd.Env = append(os.Environ(), s.env...)
 	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "skiffd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
@@ -191,6 +199,11 @@ func (s *skiffd) start() {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// namespace is the containerd namespace of this skiffd: one per test.
+func (s *skiffd) namespace() string {
+	return "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-"))
 }
 
 // kill sends SIGKILL to skiffd and waits for it to be gone.
