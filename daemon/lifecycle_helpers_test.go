@@ -1,0 +1,423 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	containerdclient "github.com/containerd/containerd"
+	apievents "github.com/containerd/containerd/api/events"
+	"github.com/containerd/containerd/api/services/tasks/v1"
+	"github.com/containerd/containerd/events"
+	"github.com/containerd/containerd/namespaces"
+	"github.com/containerd/containerd/snapshots"
+	"github.com/containerd/typeurl/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/runtime/runtimetest"
+)
+
+// The ground truth of what ran is containerd's own event stream, read by
+// the test from outside skiffd; these helpers record it, compare it with
+// what skiffd recorded, and look for anything left behind.
+
+// failpointBin builds skiffd with the failpoints tag, once per test binary.
+var failpointBin = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(filepath.Dir(skiffdBin), "skiffd-failpoints")
+	build := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/skiffd")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building skiffd with failpoints: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// useFailpoint makes s a failpoints build of skiffd that kills itself at
+// point ("<point>" or "<point>:<n>") when it next starts.
+func (s *skiffd) useFailpoint(point string) {
+	s.t.Helper()
+	bin, err := failpointBin()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.bin = bin
+	s.env = []string{"SKIFF_FAILPOINT=" + point}
+}
+
+// waitKilledAt waits until skiffd has killed itself at its failpoint.
+func (s *skiffd) waitKilledAt(point string, timeout time.Duration) {
+	s.t.Helper()
+	select {
+	case <-s.exited:
+	case <-time.After(timeout):
+		s.t.Fatalf("skiffd did not reach failpoint %s within %s", point, timeout)
+	}
+	b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+	name, _, _ := strings.Cut(point, ":")
+	if !bytes.Contains(b, []byte("failpoint "+name+": killing skiffd")) {
+		s.t.Fatalf("skiffd exited, but not at failpoint %s:\n%s", point, tail(string(b), 40))
+	}
+	s.env = nil
+}
+
+// taskEvent is one event of containerd about a container's task.
+type taskEvent struct {
+	topic string
+	id    string // container ID
+	code  uint32 // exit status, for /tasks/exit
+}
+
+// eventLog records containerd's events of one namespace, subscribing again
+// when the stream breaks (containerd restarted).
+type eventLog struct {
+	mu     sync.Mutex
+	events []taskEvent
+}
+
+// recordEvents starts recording the events of namespace ns of env until
+// the test ends.
+func recordEvents(t testing.TB, env *runtimetest.Env, ns string) *eventLog {
+	t.Helper()
+	client, err := containerdclient.New(env.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), ns))
+	log := &eventLog{}
+	subscribed := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		first := true
+		for ctx.Err() == nil {
+			envC, errC := client.Subscribe(ctx, fmt.Sprintf("namespace==%q", ns))
+			if first {
+				close(subscribed)
+				first = false
+			}
+			log.consume(envC, errC)
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	<-subscribed
+	// NOTE: a subscription is live once the server accepted it; give it a
+	// moment before anything happens in the namespace.
+	time.Sleep(100 * time.Millisecond)
+	t.Cleanup(func() { cancel(); <-done; client.Close() })
+	return log
+}
+
+func (l *eventLog) consume(envC <-chan *events.Envelope, errC <-chan error) {
+	for {
+		select {
+		case <-errC:
+			return
+		case env, ok := <-envC:
+			if !ok {
+				return
+			}
+			ev, err := typeurl.UnmarshalAny(env.Event)
+			if err != nil {
+				continue
+			}
+			var te taskEvent
+			switch e := ev.(type) {
+			case *apievents.TaskCreate:
+				te = taskEvent{topic: env.Topic, id: e.ContainerID}
+			case *apievents.TaskStart:
+				te = taskEvent{topic: env.Topic, id: e.ContainerID}
+			case *apievents.TaskExit:
+				if e.ID != e.ContainerID {
+					continue // an exec's exit
+				}
+				te = taskEvent{topic: env.Topic, id: e.ContainerID, code: e.ExitStatus}
+			case *apievents.TaskDelete:
+				te = taskEvent{topic: env.Topic, id: e.ContainerID}
+			case *apievents.ContainerCreate:
+				te = taskEvent{topic: env.Topic, id: e.ID}
+			case *apievents.ContainerDelete:
+				te = taskEvent{topic: env.Topic, id: e.ID}
+			default:
+				continue
+			}
+			l.mu.Lock()
+			l.events = append(l.events, te)
+			l.mu.Unlock()
+		}
+	}
+}
+
+// history is the events of container id, in order.
+func (l *eventLog) history(id string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.events {
+		if e.id == id {
+			out = append(out, e.topic)
+			if e.topic == "/tasks/exit" {
+				out[len(out)-1] += fmt.Sprintf("(%d)", e.code)
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// runs is what containerd says ran: task starts and the exits of started
+// tasks, by container ID (an ID may be made again if it never started).
+type runs struct {
+	starts map[string]int
+	exits  map[string][]uint32
+}
+
+func (l *eventLog) runs() runs {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := runs{starts: map[string]int{}, exits: map[string][]uint32{}}
+	running := map[string]bool{}
+	for _, e := range l.events {
+		switch e.topic {
+		case "/tasks/start":
+			r.starts[e.id]++
+			running[e.id] = true
+		case "/tasks/exit":
+			// NOTE: a task killed before it started (its process waits in
+			// runc init) exits too; that is no run of the container.
+			if running[e.id] {
+				r.exits[e.id] = append(r.exits[e.id], e.code)
+				running[e.id] = false
+			}
+		}
+	}
+	return r
+}
+
+// checkRanOnce fails for every container that containerd started more than
+// once, and returns the exit code of each started one (-1 while unknown).
+func checkRanOnce(t testing.TB, l *eventLog) map[string]int {
+	t.Helper()
+	r := l.runs()
+	real := map[string]int{}
+	for id, n := range r.starts {
+		if n > 1 {
+			t.Errorf("container %s was started %d times: %s", id, n, l.history(id))
+		}
+		real[id] = -1
+		if exits := r.exits[id]; len(exits) > 0 {
+			real[id] = int(exits[0])
+			if len(exits) > 1 {
+				t.Errorf("container %s exited %d times: %s", id, len(exits), l.history(id))
+			}
+		}
+	}
+	return real
+}
+
+// outcome is what a Job's pods really did, per containerd.
+type outcome struct{ succeeded, failed int }
+
+// checkPodsMatchRuns compares every pod's recorded container outcome with
+// what containerd says its instance did, and accounts every run to a pod.
+// It returns the real count of succeeded and failed pods.
+func checkPodsMatchRuns(t testing.TB, pods []corev1.Pod, real map[string]int) outcome {
+	t.Helper()
+	var out outcome
+	accounted := map[string]bool{}
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			term := cs.State.Terminated
+			if term == nil {
+				t.Errorf("pod %s container %s is not terminated: %+v", p.Name, cs.Name, cs.State)
+				continue
+			}
+			id := strings.TrimPrefix(term.ContainerID, "containerd://")
+			if term.ContainerID == "" {
+				id = strings.TrimPrefix(cs.ContainerID, "containerd://")
+			}
+			accounted[id] = true
+			code, ran := real[id]
+			switch {
+			case !ran && term.Reason == "StartError":
+				// never ran: its start failed
+			case !ran:
+				t.Errorf("pod %s recorded %s (exit %d, %s) for container %s, which containerd never started",
+					p.Name, p.Status.Phase, term.ExitCode, term.Reason, id)
+			case code < 0:
+				t.Errorf("pod %s: containerd reported no exit for container %s", p.Name, id)
+			case int(term.ExitCode) != code:
+				t.Errorf("pod %s recorded exit %d (%s) for container %s; containerd says it exited %d",
+					p.Name, term.ExitCode, term.Reason, id, code)
+			}
+			if ran && code == 0 {
+				out.succeeded++
+			} else if ran {
+				out.failed++
+			}
+		}
+	}
+	for id := range real {
+		if !accounted[id] {
+			t.Errorf("container %s ran but no pod records it", id)
+		}
+	}
+	return out
+}
+
+// checkJobCounts compares a Job's counters with what really ran.
+func checkJobCounts(t testing.TB, job *batchv1.Job, real outcome) {
+	t.Helper()
+	if job.Status.Succeeded != int32(real.succeeded) || job.Status.Failed != int32(real.failed) {
+		t.Errorf("job %s counts succeeded=%d failed=%d; containerd ran %d successes and %d failures",
+			job.Name, job.Status.Succeeded, job.Status.Failed, real.succeeded, real.failed)
+	}
+}
+
+// deleteJobs deletes every Job and waits until no pod is left.
+func (s *skiffd) deleteJobs(timeout time.Duration) {
+	s.t.Helper()
+	ctx := context.Background()
+	bg := metav1.DeletePropagationBackground
+	jobs, err := s.client.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		if err := s.client.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	waitFor(s.t, timeout, "the jobs' pods to be gone", func() (bool, error) {
+		pods, err := s.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0, nil
+	})
+}
+
+// leftovers lists what is left of skiffd's pods in containerd and on disk:
+// containers, tasks, container snapshots, create leases, shim bundles, runc
+// state, shim and log driver processes, network namespaces, log and volume
+// directories.
+func (s *skiffd) leftovers() []string {
+	ctx := namespaces.WithNamespace(context.Background(), s.namespace())
+	var left []string
+	add := func(format string, args ...any) { left = append(left, fmt.Sprintf(format, args...)) }
+	client, err := containerdclient.New(s.cd.Address)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer client.Close()
+	if cs, err := client.Containers(ctx); err != nil {
+		add("listing containers: %v", err)
+	} else {
+		for _, c := range cs {
+			add("container %s", c.ID())
+		}
+	}
+	if ts, err := client.TaskService().List(ctx, &tasks.ListTasksRequest{}); err != nil {
+		add("listing tasks: %v", err)
+	} else {
+		for _, task := range ts.Tasks {
+			add("task %s", task.ID)
+		}
+	}
+	err = client.SnapshotService(containerdclient.DefaultSnapshotter).Walk(ctx, func(_ context.Context, info snapshots.Info) error {
+		if info.Kind == snapshots.KindActive && !strings.HasPrefix(info.Name, "extract-") {
+			add("snapshot %s", info.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		add("listing snapshots: %v", err)
+	}
+	if ls, err := client.LeasesService().List(ctx); err != nil {
+		add("listing leases: %v", err)
+	} else {
+		for _, l := range ls {
+			if strings.HasPrefix(l.ID, "skiff-create-") {
+				add("lease %s", l.ID)
+			}
+		}
+	}
+	for _, dir := range []string{
+		filepath.Join(s.cd.State, "io.containerd.runtime.v2.task", s.namespace()),
+		filepath.Join("/run/containerd/runc", s.namespace()),
+		filepath.Join(s.dataDir, "network", "netns"),
+		filepath.Join(s.dataDir, "network", "pods"),
+		filepath.Join(s.dataDir, "logs"),
+		filepath.Join(s.dataDir, "volumes"),
+	} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			add("%s/%s", dir, e.Name())
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), filepath.Join(s.dataDir, "network", "netns")) {
+				add("mount %s", sc.Text())
+			}
+		}
+	}
+	left = append(left, processesOf(s.namespace(), s.cd.Address)...)
+	sort.Strings(left)
+	return left
+}
+
+// processesOf lists the shims and log drivers of namespace ns.
+func processesOf(ns, address string) []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(cmdline) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") &&
+			strings.Contains(string(cmdline), "\x00-namespace\x00"+ns+"\x00") &&
+			strings.Contains(string(cmdline), "\x00-address\x00"+address) {
+			found = append(found, fmt.Sprintf("shim pid %s: %s", e.Name(), strings.Join(args, " ")))
+			continue
+		}
+		if len(args) > 1 && args[1] == "log-driver" {
+			environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if bytes.Contains(environ, []byte("CONTAINER_NAMESPACE="+ns+"\x00")) {
+				found = append(found, fmt.Sprintf("log driver pid %s: %s", e.Name(), strings.Join(args, " ")))
+			}
+		}
+	}
+	return found
+}
+
+// assertNothingLeft waits until nothing of skiffd's pods is left (the
+// sweep runs periodically), and fails naming what is.
+func (s *skiffd) assertNothingLeft(timeout time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		left := s.leftovers()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Errorf("left behind after %s:\n  %s", timeout, strings.Join(left, "\n  "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
