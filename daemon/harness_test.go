@@ -113,6 +113,11 @@ func (s *skiffd) cleanup() {
 	if s.t.Failed() {
 		b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
 		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
+		// SKIFF_TEST_LOGS keeps the whole log of a failed test's skiffd.
+		if dir := os.Getenv("SKIFF_TEST_LOGS"); dir != "" {
+			name := strings.ReplaceAll(s.t.Name(), "/", "_") + ".log"
+			_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+		}
 	}
 	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
 	for _, m := range mounts {

@@ -147,7 +147,7 @@ func (l *eventLog) consume(envC <-chan *events.Envelope, errC <-chan error) {
 				}
 				te = taskEvent{topic: env.Topic, id: e.ContainerID, code: e.ExitStatus}
 			case *apievents.TaskDelete:
-				te = taskEvent{topic: env.Topic, id: e.ContainerID}
+				te = taskEvent{topic: env.Topic, id: e.ContainerID, code: e.ExitStatus}
 			case *apievents.ContainerCreate:
 				te = taskEvent{topic: env.Topic, id: e.ID}
 			case *apievents.ContainerDelete:
@@ -195,9 +195,12 @@ func (l *eventLog) runs() runs {
 		case "/tasks/start":
 			r.starts[e.id]++
 			running[e.id] = true
-		case "/tasks/exit":
+		case "/tasks/exit", "/tasks/delete":
 			// NOTE: a task killed before it started (its process waits in
-			// runc init) exits too; that is no run of the container.
+			// runc init) exits too; that is no run of the container. The
+			// exit of a task that ended while containerd was down may never
+			// be published; its deletion, which containerd publishes itself,
+			// carries the same status.
 			if running[e.id] {
 				r.exits[e.id] = append(r.exits[e.id], e.code)
 				running[e.id] = false

@@ -68,23 +68,20 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	if at, err := time.Parse(time.RFC3339Nano, info.Labels[labelStartedAt]); err == nil {
 		desc.StartedAt = at
 	}
+	var status containerd.Status
 	task, err := c.Task(ctx, nil)
+	if err == nil {
+		status, err = task.Status(ctx)
+	}
 	switch {
-	case errdefs.IsNotFound(err) && started:
+	case errdefs.IsNotFound(err) && started: // NOTE: also a task deleted since c.Task
 		desc.State = StateFinished
 		return desc, nil
 	case errdefs.IsNotFound(err):
 		return desc, nil
 	case IsTransient(err):
-		return Container{}, fmt.Errorf("loading task of %q: %w", c.ID(), err)
+		return Container{}, fmt.Errorf("reading task of %q: %w", c.ID(), err)
 	case err != nil:
-		return brokenContainer(c.ID(), info.Labels, err), nil
-	}
-	status, err := task.Status(ctx)
-	if IsTransient(err) {
-		return Container{}, fmt.Errorf("reading status of task %q: %w", c.ID(), err)
-	}
-	if err != nil {
 		return brokenContainer(c.ID(), info.Labels, err), nil
 	}
 	switch status.Status {

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -165,15 +163,16 @@ func (m *Manager) recoverAndFollow(ctx context.Context) error {
 }
 
 // recover lists containerd's containers and the stored pods, starts a
-// worker for every pod that is not yet running one, and removes containers
-// and log directories whose pod no longer exists.
+// worker for every pod that is not yet running one, and removes what
+// belongs to pods that no longer exist (containers, networks, logs,
+// volumes).
 func (m *Manager) recover(ctx context.Context) (uint64, error) {
-	containers, err := m.cfg.Runtime.List(ctx)
+	found, err := m.listLeftovers(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("listing containers: %w", err)
+		return 0, err
 	}
 	byPod := map[types.UID][]runtime.Container{}
-	for _, c := range containers {
+	for _, c := range found.containers {
 		uid := types.UID(c.Labels[runtime.LabelPodUID])
 		byPod[uid] = append(byPod[uid], c)
 	}
@@ -193,14 +192,7 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 		m.observe(ctx, pod, byPod[pod.UID])
 	}
 	m.sched.start()
-	for uid, list := range byPod {
-		if !known[uid] {
-			m.removeOrphans(list)
-		}
-	}
-	m.removeOrphanLogs(known)
-	m.removeOrphanVolumes(known)
-	m.removeOrphanSandboxes(known)
+	m.removeLeftovers(found, known)
 	return rv, nil
 }
 
@@ -277,42 +269,8 @@ func (m *Manager) removeVolumes(pod *corev1.Pod) {
 	}
 }
 
-// removeOrphanVolumes removes the volumes of pods deleted while skiffd was down.
-func (m *Manager) removeOrphanVolumes(known map[types.UID]bool) {
-	if m.cfg.VolumeRoot == "" {
-		return
-	}
-	uids := make(map[string]bool, len(known))
-	for uid := range known {
-		uids[string(uid)] = true
-	}
-	if err := removeOrphanVolumes(m.cfg.VolumeRoot, uids); err != nil {
-		logrus.WithError(err).Warn("removing the volumes of deleted pods")
-	}
-}
-
 func (m *Manager) removeLogs(dir string) {
 	if err := os.RemoveAll(dir); err != nil {
 		logrus.WithError(err).WithField("dir", dir).Error("removing pod logs")
-	}
-}
-
-// removeOrphanLogs removes the log directories of pods that no longer
-// exist (deleted while skiffd was down).
-func (m *Manager) removeOrphanLogs(known map[types.UID]bool) {
-	entries, err := os.ReadDir(m.cfg.LogRoot)
-	if errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		logrus.WithError(err).Warn("reading the log directory")
-		return
-	}
-	for _, e := range entries {
-		i := strings.LastIndexByte(e.Name(), '_')
-		if !e.IsDir() || i < 0 || known[types.UID(e.Name()[i+1:])] {
-			continue
-		}
-		m.removeLogs(filepath.Join(m.cfg.LogRoot, e.Name()))
 	}
 }

@@ -2,6 +2,11 @@ package podworker
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -91,9 +96,7 @@ func (m *Manager) sweepEvery(ctx context.Context, interval time.Duration) {
 // and volumes of pods that are gone. Containers of pods whose worker still
 // runs are the worker's to remove.
 func (m *Manager) sweep(ctx context.Context) error {
-	// NOTE: containers are listed before the pods, so that a container
-	// made after the listing is never judged against an older pod list.
-	containers, err := m.cfg.Runtime.List(ctx)
+	found, err := m.listLeftovers(ctx)
 	if err != nil {
 		return err
 	}
@@ -105,21 +108,93 @@ func (m *Manager) sweep(ctx context.Context) error {
 	for _, obj := range objs {
 		known[obj.(*corev1.Pod).UID] = true
 	}
+	m.removeLeftovers(found, known)
+	if err := m.cfg.Runtime.SweepLeftovers(ctx); err != nil {
+		logrus.WithError(err).Warn("sweeping containerd leftovers")
+	}
+	return nil
+}
+
+// podLeftovers are what pods have on the node, by pod UID.
+type podLeftovers struct {
+	containers []runtime.Container
+	sandboxes  []types.UID
+	logDirs    map[types.UID][]string // <log root>/<ns>_<name>_<uid>
+	volumes    []types.UID
+}
+
+// listLeftovers lists the pods' containers, networks, log and volume
+// directories. NOTE: callers list them before the pods in the store, so
+// that nothing made after the store's listing is judged against it.
+func (m *Manager) listLeftovers(ctx context.Context) (podLeftovers, error) {
+	var found podLeftovers
+	var err error
+	if found.containers, err = m.cfg.Runtime.List(ctx); err != nil {
+		return found, fmt.Errorf("listing containers: %w", err)
+	}
+	if m.cfg.Network != nil {
+		uids, err := m.cfg.Network.List()
+		if err != nil {
+			return found, fmt.Errorf("listing pod networks: %w", err)
+		}
+		for _, uid := range uids {
+			found.sandboxes = append(found.sandboxes, types.UID(uid))
+		}
+	}
+	found.logDirs = map[types.UID][]string{}
+	entries, err := os.ReadDir(m.cfg.LogRoot)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return found, fmt.Errorf("reading the log directory: %w", err)
+	}
+	for _, e := range entries {
+		if i := strings.LastIndexByte(e.Name(), '_'); e.IsDir() && i >= 0 {
+			uid := types.UID(e.Name()[i+1:])
+			found.logDirs[uid] = append(found.logDirs[uid], filepath.Join(m.cfg.LogRoot, e.Name()))
+		}
+	}
+	if m.cfg.VolumeRoot != "" {
+		uids, err := volumeDirs(m.cfg.VolumeRoot)
+		if err != nil {
+			return found, fmt.Errorf("reading the volume directory: %w", err)
+		}
+		for _, uid := range uids {
+			found.volumes = append(found.volumes, types.UID(uid))
+		}
+	}
+	return found, nil
+}
+
+// removeLeftovers removes what found holds of pods that are not known (in
+// the store), and the containers of pods whose worker has settled them.
+func (m *Manager) removeLeftovers(found podLeftovers, known map[types.UID]bool) {
 	var orphans []runtime.Container
-	for _, c := range containers {
+	for _, c := range found.containers {
 		uid := types.UID(c.Labels[runtime.LabelPodUID])
 		if !known[uid] || m.workerSettled(uid) {
 			orphans = append(orphans, c)
 		}
 	}
 	m.removeOrphans(orphans)
-	if err := m.cfg.Runtime.SweepLeftovers(ctx); err != nil {
-		logrus.WithError(err).Warn("sweeping containerd leftovers")
+	for _, uid := range found.sandboxes {
+		if !known[uid] {
+			logrus.WithField("uid", uid).Info("removing the network of a deleted pod")
+			m.teardownSandbox(uid)
+		}
 	}
-	m.removeOrphanSandboxes(known)
-	m.removeOrphanLogs(known)
-	m.removeOrphanVolumes(known)
-	return nil
+	for uid, dirs := range found.logDirs {
+		if !known[uid] {
+			for _, dir := range dirs {
+				m.removeLogs(dir)
+			}
+		}
+	}
+	for _, uid := range found.volumes {
+		if !known[uid] {
+			if err := removeVolumeDir(m.cfg.VolumeRoot, string(uid)); err != nil {
+				logrus.WithError(err).WithField("uid", uid).Warn("removing the volumes of a deleted pod")
+			}
+		}
+	}
 }
 
 // workerSettled reports whether the pod has a worker that settled it:
