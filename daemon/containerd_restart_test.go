@@ -29,7 +29,8 @@ func TestContainerdRestartCostsNoFailure(t *testing.T) {
 	events := recordEvents(t, env, s.namespace())
 	s.start()
 	ctx := context.Background()
-	job, err := s.client.BatchV1().Jobs("default").Create(ctx, shJob("restart", "sleep 0.4", 30, 6, 0, corev1.RestartPolicyNever), metav1.CreateOptions{})
+	marks := t.TempDir()
+	job, err := s.client.BatchV1().Jobs("default").Create(ctx, withRunMarkers(shJob("restart", "sleep 0.4", 30, 6, 0, corev1.RestartPolicyNever), marks), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +47,7 @@ func TestContainerdRestartCostsNoFailure(t *testing.T) {
 		}
 	}
 	job = waitJob(t, s.client, "default", job.Name, batchv1.JobComplete, 3*time.Minute)
-	real := checkPodsMatchRuns(t, jobPods(t, s.client, job), checkRanOnce(t, events))
-	checkJobCounts(t, job, real)
+	real := checkJob(t, events, job, jobPods(t, s.client, job), runMarkers(t, marks))
 	if job.Status.Failed != 0 || real.succeeded != 30 {
 		t.Errorf("job counts %d failed; containerd ran %+v; want 30 successes and no failure", job.Status.Failed, real)
 	}

@@ -50,8 +50,7 @@ func TestFailpoints(t *testing.T) {
 			s.start()
 
 			job = waitJob(t, s.client, "default", job.Name, batchv1.JobFailed, 2*time.Minute)
-			real := checkPodsMatchRuns(t, jobPods(t, s.client, job), checkRanOnce(t, events))
-			checkJobCounts(t, job, real)
+			real := checkJob(t, events, job, jobPods(t, s.client, job), nil)
 			if real != (outcome{succeeded: 3, failed: 2}) || job.Status.FailedIndexes == nil || *job.Status.FailedIndexes != "1" {
 				t.Errorf("ran %+v with failed indexes %v; want 3 successes, 2 failures of index 1", real, job.Status.FailedIndexes)
 			}

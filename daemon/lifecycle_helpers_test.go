@@ -178,67 +178,58 @@ func (l *eventLog) history(id string) string {
 	return strings.Join(out, " ")
 }
 
-// runs is what containerd says ran: task starts and the exits of started
-// tasks, by container ID (an ID may be made again if it never started).
-type runs struct {
-	starts map[string]int
-	exits  map[string][]uint32
+// truth is what containerd says ran, by container ID (an ID is made again
+// when its instance never started).
+type truth struct {
+	starts map[string]int // task starts
+	exit   map[string]int // the exit of the ID's last task; absent while unknown
 }
 
-func (l *eventLog) runs() runs {
+func (l *eventLog) truth() truth {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	r := runs{starts: map[string]int{}, exits: map[string][]uint32{}}
-	running := map[string]bool{}
+	tr := truth{starts: map[string]int{}, exit: map[string]int{}}
+	open := map[string]bool{} // a task of the ID exists
 	for _, e := range l.events {
+		_, exited := tr.exit[e.id]
 		switch e.topic {
+		case "/tasks/create":
+			open[e.id] = true
+			delete(tr.exit, e.id)
 		case "/tasks/start":
-			r.starts[e.id]++
-			running[e.id] = true
-		case "/tasks/exit", "/tasks/delete":
-			// NOTE: a task killed before it started (its process waits in
-			// runc init) exits too; that is no run of the container. The
-			// exit of a task that ended while containerd was down may never
-			// be published; its deletion, which containerd publishes itself,
-			// carries the same status.
-			if running[e.id] {
-				r.exits[e.id] = append(r.exits[e.id], e.code)
-				running[e.id] = false
+			tr.starts[e.id]++
+		case "/tasks/exit":
+			if open[e.id] && !exited {
+				tr.exit[e.id] = int(e.code)
 			}
+		case "/tasks/delete":
+			// NOTE: the exit of a task that ended while containerd was
+			// down may never be published; its deletion, which containerd
+			// publishes itself, carries the same status. What containerd
+			// publishes after the deletion (exit 255 when a shim that
+			// outlived its task goes away) is no run.
+			if open[e.id] && !exited {
+				tr.exit[e.id] = int(e.code)
+			}
+			open[e.id] = false
 		}
 	}
-	return r
+	return tr
 }
 
-// checkRanOnce fails for every container that containerd started more than
-// once, and returns the exit code of each started one (-1 while unknown).
-func checkRanOnce(t testing.TB, l *eventLog) map[string]int {
-	t.Helper()
-	r := l.runs()
-	real := map[string]int{}
-	for id, n := range r.starts {
-		if n > 1 {
-			t.Errorf("container %s was started %d times: %s", id, n, l.history(id))
-		}
-		real[id] = -1
-		if exits := r.exits[id]; len(exits) > 0 {
-			real[id] = int(exits[0])
-			if len(exits) > 1 {
-				t.Errorf("container %s exited %d times: %s", id, len(exits), l.history(id))
-			}
-		}
-	}
-	return real
-}
-
-// outcome is what a Job's pods really did, per containerd.
+// outcome is what a Job's pods really did.
 type outcome struct{ succeeded, failed int }
 
-// checkPodsMatchRuns compares every pod's recorded container outcome with
-// what containerd says its instance did, and accounts every run to a pod.
-// It returns the real count of succeeded and failed pods.
-func checkPodsMatchRuns(t testing.TB, pods []corev1.Pod, real map[string]int) outcome {
+// checkJob compares what skiffd recorded of a Job with what really ran:
+// no container ran twice, every pod recorded its instance's real exit
+// code, every run belongs to a pod, and the Job's counters are what ran.
+// What ran is containerd's event stream, plus, when markers is not nil,
+// the runs the containers themselves noted (runMarkers: a shim's start
+// event is lost when it falls while containerd restarts). It returns the
+// real outcome.
+func checkJob(t testing.TB, l *eventLog, job *batchv1.Job, pods []corev1.Pod, markers map[string]int) outcome {
 	t.Helper()
+	tr := l.truth()
 	var out outcome
 	accounted := map[string]bool{}
 	for _, p := range pods {
@@ -248,46 +239,77 @@ func checkPodsMatchRuns(t testing.TB, pods []corev1.Pod, real map[string]int) ou
 				t.Errorf("pod %s container %s is not terminated: %+v", p.Name, cs.Name, cs.State)
 				continue
 			}
-			id := strings.TrimPrefix(term.ContainerID, "containerd://")
-			if term.ContainerID == "" {
-				id = strings.TrimPrefix(cs.ContainerID, "containerd://")
-			}
+			id := strings.TrimPrefix(cs.ContainerID, "containerd://")
 			accounted[id] = true
-			code, ran := real[id]
-			switch {
-			case !ran && term.Reason == "StartError":
-				// never ran: its start failed
-			case !ran:
-				t.Errorf("pod %s recorded %s (exit %d, %s) for container %s, which containerd never started",
-					p.Name, p.Status.Phase, term.ExitCode, term.Reason, id)
-			case code < 0:
-				t.Errorf("pod %s: containerd reported no exit for container %s", p.Name, id)
-			case int(term.ExitCode) != code:
-				t.Errorf("pod %s recorded exit %d (%s) for container %s; containerd says it exited %d",
-					p.Name, term.ExitCode, term.Reason, id, code)
+			starts := max(tr.starts[id], markers[p.Name])
+			if starts > 1 {
+				t.Errorf("pod %s: container %s ran %d times (%d runs noted): %s", p.Name, id, starts, markers[p.Name], l.history(id))
 			}
-			if ran && code == 0 {
+			code, known := tr.exit[id]
+			switch {
+			case starts == 0 && term.Reason == "StartError":
+				continue // never ran: its start failed
+			case starts == 0:
+				t.Errorf("pod %s recorded %s (exit %d, %s) for container %s, which never ran: %s",
+					p.Name, p.Status.Phase, term.ExitCode, term.Reason, id, l.history(id))
+				continue
+			case !known:
+				t.Errorf("pod %s: containerd reported no exit for container %s: %s", p.Name, id, l.history(id))
+			case int(term.ExitCode) != code:
+				t.Errorf("pod %s recorded exit %d (%s) for container %s; containerd says it exited %d: %s",
+					p.Name, term.ExitCode, term.Reason, id, code, l.history(id))
+			}
+			if known && code == 0 {
 				out.succeeded++
-			} else if ran {
+			} else {
 				out.failed++
 			}
 		}
 	}
-	for id := range real {
-		if !accounted[id] {
-			t.Errorf("container %s ran but no pod records it", id)
+	for id, n := range tr.starts {
+		if n > 0 && !accounted[id] {
+			t.Errorf("container %s ran but no pod of job %s records it: %s", id, job.Name, l.history(id))
 		}
+	}
+	if job.Status.Succeeded != int32(out.succeeded) || job.Status.Failed != int32(out.failed) {
+		t.Errorf("job %s counts succeeded=%d failed=%d; what ran: %d successes and %d failures",
+			job.Name, job.Status.Succeeded, job.Status.Failed, out.succeeded, out.failed)
 	}
 	return out
 }
 
-// checkJobCounts compares a Job's counters with what really ran.
-func checkJobCounts(t testing.TB, job *batchv1.Job, real outcome) {
+// withRunMarkers makes each run of the Job's container note itself, before
+// anything else, in dir/<pod name> (a hostPath), for runMarkers.
+func withRunMarkers(job *batchv1.Job, dir string) *batchv1.Job {
+	spec := &job.Spec.Template.Spec
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "runs", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: dir},
+	}})
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "runs", MountPath: "/runs"})
+	c.Env = append(c.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
+	}})
+	c.Command[len(c.Command)-1] = `echo run >> "/runs/$POD_NAME"; ` + c.Command[len(c.Command)-1]
+	return job
+}
+
+// runMarkers counts the runs each pod's container noted in dir.
+func runMarkers(t testing.TB, dir string) map[string]int {
 	t.Helper()
-	if job.Status.Succeeded != int32(real.succeeded) || job.Status.Failed != int32(real.failed) {
-		t.Errorf("job %s counts succeeded=%d failed=%d; containerd ran %d successes and %d failures",
-			job.Name, job.Status.Succeeded, job.Status.Failed, real.succeeded, real.failed)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	runs := map[string]int{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[e.Name()] = bytes.Count(b, []byte("run\n"))
+	}
+	return runs
 }
 
 // deleteJobs deletes every Job and waits until no pod is left.
