@@ -281,7 +281,7 @@ func (r *containerRun) retry(ctx context.Context, id string, cause error, failur
 		} else {
 			r.log.WithError(cause).Info("instance changed under an operation; reading it again")
 		}
-		if !r.pause(ctx, infraBackoff(failures)) {
+		if !r.pause(ctx, r.w.m.retryDelay(failures)) {
 			return instanceFacts{}, false
 		}
 		f := instanceFacts{recorded: r.recorded != nil, storeStarted: r.storeStarted}
@@ -407,7 +407,7 @@ func (r *containerRun) stopAndWait(ctx context.Context, id string, grace time.Du
 			return st, true
 		case <-ctx.Done():
 			return runtime.ExitStatus{}, false // the daemon stops: recovery stops it again
-		case <-time.After(infraBackoff(failures)):
+		case <-time.After(r.w.m.retryDelay(failures)):
 		}
 	}
 	t := time.NewTimer(time.Minute)

@@ -68,10 +68,13 @@ type Manager struct {
 	node  nodeInfo
 	sched *scheduler
 
-	ctx     context.Context // Run's: the daemon's lifetime
-	mu      sync.Mutex
-	workers map[types.UID]*worker
-	wg      sync.WaitGroup
+	ctx context.Context // Run's: the daemon's lifetime
+	// retryDelay is the wait before retrying after a transient failure
+	// (infraBackoff; tests shorten it).
+	retryDelay func(failures int) time.Duration
+	mu         sync.Mutex
+	workers    map[types.UID]*worker
+	wg         sync.WaitGroup
 }
 
 // New returns a Manager; Run starts it.
@@ -101,8 +104,9 @@ func New(cfg Config) *Manager {
 			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
 			cpu: cpu, memory: memory, storage: storage,
 		},
-		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
-		workers: map[types.UID]*worker{},
+		sched:      newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
+		workers:    map[types.UID]*worker{},
+		retryDelay: infraBackoff,
 	}
 }
 
@@ -131,7 +135,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(infraBackoff(failures)):
+		case <-time.After(m.retryDelay(failures)):
 		}
 	}
 }

@@ -44,7 +44,7 @@ func (m *Manager) removeInstance(id string) {
 			select {
 			case <-m.ctx.Done():
 				return
-			case <-time.After(infraBackoff(failures)):
+			case <-time.After(m.retryDelay(failures)):
 			}
 			ctx, cancel := context.WithTimeout(m.ctx, time.Minute)
 			err := m.cfg.Runtime.Remove(ctx, id)
