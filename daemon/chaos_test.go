@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,7 +43,8 @@ type chaosFigures struct {
 	pods, starts      int
 	succeeded, failed int
 	ranTwice          int
-	clean             bool // every check of the run passed
+	repairs           map[string]int // what skiffd\'s log says it repaired, by message
+	clean             bool           // every check of the run passed
 	elapsed           time.Duration
 }
 
@@ -51,9 +53,40 @@ func (f chaosFigures) String() string {
 	if !f.clean {
 		verdict = "NOT clean (see the errors)"
 	}
+	var repairs []string
+	for _, r := range repairMessages {
+		if n := f.repairs[r]; n > 0 {
+			repairs = append(repairs, fmt.Sprintf("%d× %q", n, r))
+		}
+	}
 	return fmt.Sprintf("seed %d: %d kill -9, %d containerd restarts; %d pods, %d container starts (%d ran twice), "+
-		"%d succeeded, %d failed; %s; %s",
-		f.seed, f.kills, f.restarts, f.pods, f.starts, f.ranTwice, f.succeeded, f.failed, verdict, f.elapsed.Round(time.Second))
+		"%d succeeded, %d failed; %s; %s; repaired: %s",
+		f.seed, f.kills, f.restarts, f.pods, f.starts, f.ranTwice, f.succeeded, f.failed, verdict, f.elapsed.Round(time.Second),
+		strings.Join(repairs, ", "))
+}
+
+// repairMessages are what skiffd logs when it repairs a window a crash or a
+// containerd restart left open; a chaos run counts them.
+var repairMessages = []string{
+	"container runtime unavailable; retrying",
+	"removing a container left by an interrupted create",
+	"deleting a task left by an interrupted start",
+	"removing the shim bundle of a task containerd no longer lists",
+	"killing the shim of a task containerd no longer lists",
+	"killing a log driver whose container is gone",
+	"removing a snapshot no container uses",
+	"removing a container that belongs to no live pod",
+	"removing container; retrying",
+}
+
+// countRepairs counts repairMessages in skiffd's log.
+func (s *skiffd) countRepairs() map[string]int {
+	b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+	counts := map[string]int{}
+	for _, m := range repairMessages {
+		counts[m] = strings.Count(string(b), `msg="`+m+`"`)
+	}
+	return counts
 }
 
 // chaosSeed is SKIFF_CHAOS_SEED (to replay a run), else a random one.
@@ -134,6 +167,7 @@ func (c chaos) run(t *testing.T) chaosFigures {
 	}
 	s.deleteJobs(2 * time.Minute)
 	s.assertNothingLeft(time.Minute)
+	fig.repairs = s.countRepairs()
 	fig.clean = !t.Failed()
 	t.Log(fig)
 	return fig

@@ -101,7 +101,7 @@ func (r *Runtime) clearStartLeftovers(ctx context.Context, container containerd.
 	id := container.ID()
 	task, err := container.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
-		return r.clearTaskLeftovers(ctx, id)
+		return r.clearTaskLeftovers(ctx, id, false)
 	}
 	if err != nil {
 		return fmt.Errorf("loading task of %q: %w", id, err)

@@ -30,8 +30,13 @@ func (r *Runtime) bundleRoot() string {
 // runs of the container), the rootfs mount, the shim socket and the bundle
 // with its work directory — what containerd itself does for a dead shim
 // when it restarts. The caller holds id's lock and has seen no task.
-func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string) error {
+// Unless scan is set, /proc is only searched for a shim when something of
+// the task is on disk (a shim that outlived its bundle is the sweep's).
+func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) error {
 	var errs []error
+	if !scan && !r.hasTaskLeftovers(id) {
+		return nil
+	}
 	procs := scanProcesses(r.ns, r.address)
 	for _, pid := range procs.shims[id] {
 		logger(id).WithField("pid", pid).Info("killing the shim of a task containerd no longer lists")
@@ -53,6 +58,19 @@ func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string) error {
 		errs = append(errs, removeBundle(dir))
 	}
 	return errors.Join(errs...)
+}
+
+// hasTaskLeftovers reports whether a shim bundle or runc state of id is on
+// disk (a cheap check before the scan of /proc for its shim).
+func (r *Runtime) hasTaskLeftovers(id string) bool {
+	for _, path := range []string{
+		filepath.Join(r.bundleRoot(), id), filepath.Join(r.bundleRoot(), "."+id), filepath.Join(runcRoot, r.ns, id),
+	} {
+		if _, err := os.Lstat(path); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // removeBundle unmounts a shim bundle's rootfs and removes the bundle, the
