@@ -12,7 +12,7 @@ var (
 	// ErrNotFound: no container (or task) with that ID.
 	ErrNotFound = errors.New("not found")
 	// ErrStarted: the instance started before and must not start again
-	// (Create or Start of an instance found started).
+	// (Start of an instance found started).
 	ErrStarted = errors.New("instance started before")
 	// ErrImageNotPresent: pull policy Never (or no registry reachable) and the image is absent.
 	ErrImageNotPresent = errors.New("image not present")

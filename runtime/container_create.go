@@ -22,9 +22,10 @@ import (
 // the snapshot key is cfg.ID, which must match containerd's identifier
 // syntax ([A-Za-z0-9]+ joined by single '.', '_' or '-', at most 76 bytes).
 //
-// Leftovers of an earlier Create of the same ID that never started (a
-// snapshot, a container, a lease) are removed first and made again; an
-// instance of that ID that started is never replaced (ErrStarted).
+// A snapshot or lease left by an interrupted Create of the same ID is
+// removed first; an existing container of that ID is never replaced: the
+// error is errdefs' already exists, and the caller removes the container
+// if it never started (Inspect) before creating it again.
 func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error) {
 	defer r.locks.lock(cfg.ID)()
 	ctx = r.withNS(ctx)
@@ -83,28 +84,21 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 // createLease is the name of the lease Create holds on id's snapshot.
 func createLease(id string) string { return "skiff-create-" + id }
 
-// clearCreateLeftovers removes what an interrupted Create (or Remove) of id
-// left: a container that never started, a snapshot and a lease.
+// clearCreateLeftovers removes what an interrupted Create (or Remove) of
+// id left without a container: a snapshot and a lease. An existing
+// container of that ID is not touched: Create fails (already exists), and
+// the caller decides (Inspect; Remove one that never started).
 func (r *Runtime) clearCreateLeftovers(ctx context.Context, id string) error {
-	c, err := r.client.LoadContainer(ctx, id)
+	_, err := r.client.LoadContainer(ctx, id)
 	switch {
-	case errdefs.IsNotFound(err):
-	case err != nil:
+	case err == nil:
+		return fmt.Errorf("creating container %q: %w", id, errdefs.ErrAlreadyExists)
+	case !errdefs.IsNotFound(err):
 		return fmt.Errorf("loading container %q: %w", id, err)
-	default:
-		desc, err := r.describe(ctx, c)
-		if err != nil && !errdefs.IsNotFound(err) {
-			return err
-		}
-		if err == nil && desc.State != StateCreated {
-			return fmt.Errorf("creating container %q: %w", id, ErrStarted)
-		}
-		logger(id).Info("removing a container left by an interrupted create")
-		if err := r.remove(ctx, id); err != nil {
-			return err
-		}
 	}
-	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err == nil {
+		logger(id).Info("removing a snapshot left by an interrupted create")
+	} else if !errdefs.IsNotFound(err) {
 		return fmt.Errorf("removing snapshot left for %q: %w", id, err)
 	}
 	return r.deleteLease(ctx, id)

@@ -25,10 +25,11 @@
 // never started again; its exit is in the caller's records, or lost).
 //
 // Leftovers of an interrupted step are never a permanent error: Create
-// removes a never-started container, snapshot or lease of the same ID and
-// makes them again; Start deletes a task that never ran, and the shim bundle
-// and runc state a lost task left; Remove finishes what an earlier Remove
-// began; SweepLeftovers removes what belongs to no container at all.
+// removes a snapshot or lease of the same ID that no container holds (a
+// never-started container itself is the caller's to Remove: Create does not
+// replace a container); Start deletes a task that never ran, and the shim
+// bundle and runc state a lost task left; Remove finishes what an earlier
+// Remove began; SweepLeftovers removes what belongs to no container at all.
 //
 // Errors are classified for the caller: ErrStartFailed marks a failure of
 // the container itself (the OCI runtime could not run it); IsTransient marks

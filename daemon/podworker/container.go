@@ -252,6 +252,12 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 				return r.follow(ctx, id, exit)
 			}
 		case stepCreate:
+			if facts.found {
+				// It never started: make it again, with today's config.
+				if err = r.w.m.cfg.Runtime.Remove(ctx, id); err != nil {
+					break
+				}
+			}
 			var exit <-chan runtime.ExitStatus
 			var code int32
 			exit, code, ok, err = r.start(ctx, id)

@@ -35,8 +35,8 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 		if ctx.Err() != nil {
 			return nil, 0, false, nil
 		}
-		if runtime.IsTransient(err) || errors.Is(err, runtime.ErrStarted) {
-			return nil, 0, true, err
+		if runtime.IsTransient(err) {
+			return nil, 0, true, err // e.g. a container of that ID appeared: read it again
 		}
 		if !r.waitRetry(ctx, err) {
 			return nil, 0, ctx.Err() == nil, nil

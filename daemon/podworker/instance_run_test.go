@@ -79,8 +79,8 @@ func (f *fakeContainerd) Create(_ context.Context, cfg runtime.ContainerConfig) 
 	if err := f.call("create", cfg.ID); err != nil {
 		return err
 	}
-	if in := f.instances[cfg.ID]; in != nil && in.state != runtime.StateCreated {
-		return fmt.Errorf("creating %q: %w", cfg.ID, runtime.ErrStarted)
+	if f.instances[cfg.ID] != nil {
+		return fmt.Errorf("creating %q: %w", cfg.ID, errdefs.ErrAlreadyExists)
 	}
 	f.instances[cfg.ID] = &fakeInstance{state: runtime.StateCreated}
 	return nil
