@@ -69,7 +69,9 @@ func (f chaosFigures) String() string {
 // containerd restart left open; a chaos run counts them.
 var repairMessages = []string{
 	"container runtime unavailable; retrying",
-	"removing a container left by an interrupted create",
+	"removing an instance that never started, to create it again",
+	"removing a snapshot left by an interrupted create",
+	"deleting a lease left by an interrupted create",
 	"deleting a task left by an interrupted start",
 	"removing the shim bundle of a task containerd no longer lists",
 	"killing the shim of a task containerd no longer lists",

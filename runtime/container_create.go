@@ -23,7 +23,7 @@ import (
 // syntax ([A-Za-z0-9]+ joined by single '.', '_' or '-', at most 76 bytes).
 //
 // A snapshot or lease left by an interrupted Create of the same ID is
-// removed first; an existing container of that ID is never replaced: the
+// removed and made again; an existing container of that ID is never replaced: the
 // error is errdefs' already exists, and the caller removes the container
 // if it never started (Inspect) before creating it again.
 func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error) {
@@ -40,15 +40,12 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err != nil {
 		return fmt.Errorf("reading config of image %q: %w", img.Name(), err)
 	}
-	if err := r.clearCreateLeftovers(ctx, cfg.ID); err != nil {
+	if err := r.refuseExisting(ctx, cfg.ID); err != nil {
 		return err
 	}
-	// NOTE: the lease keeps containerd's garbage collector off the new
-	// snapshot until the container record references it. It is named after
-	// the instance so that one left by a crash is found and deleted.
-	ctx, done, err := r.client.WithLease(ctx, leases.WithID(createLease(cfg.ID)), leases.WithExpiration(time.Hour))
+	ctx, done, err := r.createLease(ctx, cfg.ID)
 	if err != nil {
-		return fmt.Errorf("taking a lease for %q: %w", cfg.ID, err)
+		return err
 	}
 	defer func() {
 		dctx, cancel := deferContext(ctx)
@@ -84,11 +81,10 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 // createLease is the name of the lease Create holds on id's snapshot.
 func createLease(id string) string { return "skiff-create-" + id }
 
-// clearCreateLeftovers removes what an interrupted Create (or Remove) of
-// id left without a container: a snapshot and a lease. An existing
-// container of that ID is not touched: Create fails (already exists), and
-// the caller decides (Inspect; Remove one that never started).
-func (r *Runtime) clearCreateLeftovers(ctx context.Context, id string) error {
+// refuseExisting fails with errdefs' already exists when a container of
+// id exists: Create never replaces one (the caller removes an instance that
+// never started, after Inspect).
+func (r *Runtime) refuseExisting(ctx context.Context, id string) error {
 	_, err := r.client.LoadContainer(ctx, id)
 	switch {
 	case err == nil:
@@ -96,12 +92,27 @@ func (r *Runtime) clearCreateLeftovers(ctx context.Context, id string) error {
 	case !errdefs.IsNotFound(err):
 		return fmt.Errorf("loading container %q: %w", id, err)
 	}
-	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err == nil {
-		logger(id).Info("removing a snapshot left by an interrupted create")
-	} else if !errdefs.IsNotFound(err) {
-		return fmt.Errorf("removing snapshot left for %q: %w", id, err)
+	return nil
+}
+
+// createLease takes the lease that keeps containerd's garbage collector off
+// id's new snapshot until the container record references it. It is named
+// after the instance: one left by an interrupted Create is deleted and
+// taken again.
+func (r *Runtime) createLease(ctx context.Context, id string) (context.Context, func(context.Context) error, error) {
+	for retried := false; ; retried = true {
+		lctx, done, err := r.client.WithLease(ctx, leases.WithID(createLease(id)), leases.WithExpiration(time.Hour))
+		if err == nil {
+			return lctx, done, nil
+		}
+		if retried || !errdefs.IsAlreadyExists(err) {
+			return ctx, nil, fmt.Errorf("taking a lease for %q: %w", id, err)
+		}
+		logger(id).Info("deleting a lease left by an interrupted create")
+		if err := r.deleteLease(ctx, id); err != nil {
+			return ctx, nil, err
+		}
 	}
-	return r.deleteLease(ctx, id)
 }
 
 // deleteLease deletes id's create lease; absent is fine.
@@ -115,19 +126,28 @@ func (r *Runtime) deleteLease(ctx context.Context, id string) error {
 
 // prepareSnapshot creates the container's writable snapshot, keyed id, over
 // the image's layers, labelled managed so that the sweep can tell it from
-// image snapshots.
+// image snapshots. One left by an interrupted Create (no container holds
+// it: the caller checked, under id's lock) is removed and prepared again.
 func (r *Runtime) prepareSnapshot(ctx context.Context, id string, img containerd.Image) error {
 	diffIDs, err := img.RootFS(ctx)
 	if err != nil {
 		return fmt.Errorf("reading layers of image %q: %w", img.Name(), err)
 	}
 	parent := identity.ChainID(diffIDs).String()
-	_, err = r.client.SnapshotService(r.snapshotter).Prepare(ctx, id, parent,
-		snapshots.WithLabels(map[string]string{LabelManaged: "true"}))
-	if err != nil {
-		return fmt.Errorf("preparing snapshot for %q: %w", id, err)
+	sn := r.client.SnapshotService(r.snapshotter)
+	for retried := false; ; retried = true {
+		_, err = sn.Prepare(ctx, id, parent, snapshots.WithLabels(map[string]string{LabelManaged: "true"}))
+		if err == nil {
+			return nil
+		}
+		if retried || !errdefs.IsAlreadyExists(err) {
+			return fmt.Errorf("preparing snapshot for %q: %w", id, err)
+		}
+		logger(id).Info("removing a snapshot left by an interrupted create")
+		if err := sn.Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("removing snapshot left for %q: %w", id, err)
+		}
 	}
-	return nil
 }
 
 // removeSnapshot deletes the snapshot keyed id; absent is fine. It uses a

@@ -116,15 +116,16 @@ func (r *Runtime) remove(ctx context.Context, id string) error {
 		}
 	}
 	failpoint.Hit(failpoint.BetweenTaskAndContainerDelete)
+	// NOTE: WithSnapshotCleanup removes the snapshot before the record.
 	if err := container.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("deleting container %q: %w", id, err)
 	}
-	return r.removeRest(ctx, id)
+	r.forget(id)
+	return nil
 }
 
-// removeRest removes what may outlive id's container record: its snapshot
-// (containerd deletes it after the record, in a second call), its lease,
-// and skiffd's own files for it.
+// removeRest removes what may outlive id's container record when a Remove
+// or a Create was cut short: its snapshot and its lease.
 func (r *Runtime) removeRest(ctx context.Context, id string) error {
 	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("removing snapshot of %q: %w", id, err)
@@ -132,7 +133,12 @@ func (r *Runtime) removeRest(ctx context.Context, id string) error {
 	if err := r.deleteLease(ctx, id); err != nil {
 		return err
 	}
+	r.forget(id)
+	return nil
+}
+
+// forget drops what skiffd itself keeps of id: OOM kills seen, the stdin FIFO.
+func (r *Runtime) forget(id string) {
 	r.forgetOOM(id)
 	r.removeStdin(id)
-	return nil
 }

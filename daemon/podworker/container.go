@@ -232,7 +232,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 	facts := r.facts()
 	for failures := 0; ; failures++ {
 		var err error
-		switch step := nextStep(facts); step {
+		switch nextStep(facts) {
 		case stepDone:
 			r.w.removeInstance(id)
 			return r.recorded.ExitCode, r.recorded.FinishedAt.Time, true
@@ -254,6 +254,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 		case stepCreate:
 			if facts.found {
 				// It never started: make it again, with today's config.
+				r.log.WithField("id", id).Info("removing an instance that never started, to create it again")
 				if err = r.w.m.cfg.Runtime.Remove(ctx, id); err != nil {
 					break
 				}
@@ -392,18 +393,24 @@ func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.
 
 // stopAndWait stops the instance and waits for its exit. A stop that fails
 // for a transient reason (containerd restarting) is tried again until it
-// works: the exit then comes from the task, never made up. Only a stop that
-// failed otherwise, or a task that outlives its kill by a minute, is taken
-// as killed (137).
+// works: the exit then comes from the task, never made up. Only when the
+// stop failed otherwise and no exit came within a minute is the instance
+// taken as killed (137).
 func (r *containerRun) stopAndWait(ctx context.Context, id string, grace time.Duration, exit <-chan runtime.ExitStatus) (runtime.ExitStatus, bool) {
 	for failures := 0; ; failures++ {
 		stopCtx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
 		err := r.w.m.cfg.Runtime.Stop(stopCtx, id, grace)
 		cancel()
-		if err == nil || !runtime.IsTransient(err) {
-			if err != nil {
-				r.log.WithError(err).Error("stopping container")
+		if err == nil {
+			select {
+			case st := <-exit:
+				return st, true
+			case <-ctx.Done():
+				return runtime.ExitStatus{}, false // recovery records the exit
 			}
+		}
+		if !runtime.IsTransient(err) {
+			r.log.WithError(err).Error("stopping container")
 			break
 		}
 		r.log.WithError(err).Warn("stopping container; retrying")
