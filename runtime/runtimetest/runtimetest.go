@@ -174,6 +174,9 @@ func (e *Env) removeAll(ctx context.Context) error {
 		for _, c := range cs {
 			errs = append(errs, removeContainer(nctx, c))
 		}
+		// NOTE: runc keeps a state directory per namespace; the test's
+		// namespaces go with it (os.Remove leaves one still in use).
+		_ = os.Remove(filepath.Join("/run/containerd/runc", ns))
 	}
 	return errors.Join(errs...)
 }
