@@ -42,6 +42,7 @@ test: deps test-image unit integration scale
 unit:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -tags failpoints ./failpoint/
 
 # Integration tests start private containerds (temporary root, state and
 # socket) and run real containers: root is needed.
