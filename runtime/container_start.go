@@ -101,7 +101,12 @@ func (r *Runtime) clearStartLeftovers(ctx context.Context, container containerd.
 	id := container.ID()
 	task, err := container.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
-		return r.clearTaskLeftovers(ctx, id, false)
+		if err := r.clearTaskLeftovers(ctx, id, false); err != nil {
+			// NOTE: leftovers in the way are the infrastructure's trouble,
+			// not the container's: the caller retries.
+			return fmt.Errorf("clearing what a lost task of %q left: %w (%w)", id, err, errdefs.ErrAborted)
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("loading task of %q: %w", id, err)

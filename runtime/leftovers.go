@@ -44,14 +44,20 @@ func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) 
 			errs = append(errs, fmt.Errorf("killing shim %d of %q: %w", pid, id, err))
 		}
 	}
-	if _, err := os.Stat(filepath.Join(runcRoot, r.ns, id)); err == nil {
+	if state := filepath.Join(runcRoot, r.ns, id); exists(state) {
 		out, err := exec.CommandContext(ctx, "runc", "--root", filepath.Join(runcRoot, r.ns), "delete", "--force", id).CombinedOutput()
-		if err != nil {
+		switch {
+		case err == nil:
+		case !exists(filepath.Join(state, "state.json")):
+			// NOTE: runc made the directory and was cut short before its
+			// state: there is nothing of the container to kill.
+			errs = append(errs, os.RemoveAll(state))
+		default:
 			errs = append(errs, fmt.Errorf("runc delete %q: %w: %s", id, err, bytes.TrimSpace(out)))
 		}
 	}
 	for _, dir := range []string{filepath.Join(r.bundleRoot(), id), filepath.Join(r.bundleRoot(), "."+id)} {
-		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		if !exists(dir) {
 			continue
 		}
 		logger(id).WithField("bundle", dir).Info("removing the shim bundle of a task containerd no longer lists")
@@ -60,17 +66,16 @@ func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) 
 	return errors.Join(errs...)
 }
 
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
 // hasTaskLeftovers reports whether a shim bundle or runc state of id is on
 // disk (a cheap check before the scan of /proc for its shim).
 func (r *Runtime) hasTaskLeftovers(id string) bool {
-	for _, path := range []string{
-		filepath.Join(r.bundleRoot(), id), filepath.Join(r.bundleRoot(), "."+id), filepath.Join(runcRoot, r.ns, id),
-	} {
-		if _, err := os.Lstat(path); err == nil {
-			return true
-		}
-	}
-	return false
+	return exists(filepath.Join(r.bundleRoot(), id)) || exists(filepath.Join(r.bundleRoot(), "."+id)) ||
+		exists(filepath.Join(runcRoot, r.ns, id))
 }
 
 // removeBundle unmounts a shim bundle's rootfs and removes the bundle, the
