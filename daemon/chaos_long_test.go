@@ -45,7 +45,9 @@ func TestChaosDoneWhen(t *testing.T) {
 			kills: 20,
 		},
 		"nonindexed-50-containerd-restarts": {
-			jobs:     []*batchv1.Job{flakyJob("restarts", 50, 8, "0.$((RANDOM % 9 + 1))")},
+			// Slower pods at parallelism 4 keep the Job running through
+			// the restarts.
+			jobs:     []*batchv1.Job{flakyJob("restarts", 50, 4, "1.$((RANDOM % 9))")},
 			restarts: 4,
 		},
 	}

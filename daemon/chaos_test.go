@@ -40,6 +40,7 @@ type chaos struct {
 type chaosFigures struct {
 	seed              uint64
 	kills, restarts   int
+	whileRunning      int // disruptions that hit a Job still running
 	pods, starts      int
 	succeeded, failed int
 	ranTwice          int
@@ -59,10 +60,10 @@ func (f chaosFigures) String() string {
 			repairs = append(repairs, fmt.Sprintf("%d× %q", n, r))
 		}
 	}
-	return fmt.Sprintf("seed %d: %d kill -9, %d containerd restarts; %d pods, %d container starts (%d ran twice), "+
+	return fmt.Sprintf("seed %d: %d kill -9, %d containerd restarts (%d while the Jobs ran); %d pods, %d container starts (%d ran twice), "+
 		"%d succeeded, %d failed; %s; %s; repaired: %s",
-		f.seed, f.kills, f.restarts, f.pods, f.starts, f.ranTwice, f.succeeded, f.failed, verdict, f.elapsed.Round(time.Second),
-		strings.Join(repairs, ", "))
+		f.seed, f.kills, f.restarts, f.whileRunning, f.pods, f.starts, f.ranTwice, f.succeeded, f.failed, verdict,
+		f.elapsed.Round(time.Second), strings.Join(repairs, ", "))
 }
 
 // repairMessages are what skiffd logs when it repairs a window a crash or a
@@ -133,6 +134,9 @@ func (c chaos) run(t *testing.T) chaosFigures {
 	rng.Shuffle(len(disruptions), func(i, j int) { disruptions[i], disruptions[j] = disruptions[j], disruptions[i] })
 	for _, restart := range disruptions {
 		time.Sleep(c.minGap + time.Duration(rng.Int64N(int64(c.maxGap-c.minGap))))
+		if !s.jobsFinished(c.jobs) {
+			fig.whileRunning++
+		}
 		if restart {
 			if err := env.Restart(ctx, rng.IntN(2) == 0); err != nil {
 				t.Fatal(err)
@@ -175,6 +179,26 @@ func (c chaos) run(t *testing.T) chaosFigures {
 	return fig
 }
 
+// jobsFinished reports whether every Job is Complete or Failed.
+func (s *skiffd) jobsFinished(jobs []*batchv1.Job) bool {
+	for _, j := range jobs {
+		got, err := s.client.BatchV1().Jobs("default").Get(context.Background(), j.Name, metav1.GetOptions{})
+		if err != nil || !jobFinished(got) {
+			return false
+		}
+	}
+	return true
+}
+
+func jobFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // waitJobFinished waits until the Job is Complete or Failed.
 func waitJobFinished(t testing.TB, s *skiffd, name string, timeout time.Duration) *batchv1.Job {
 	t.Helper()
@@ -185,12 +209,7 @@ func waitJobFinished(t testing.TB, s *skiffd, name string, timeout time.Duration
 			return false, err
 		}
 		job = j
-		for _, c := range j.Status.Conditions {
-			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
+		return jobFinished(j), nil
 	})
 	return job
 }
