@@ -27,8 +27,10 @@
 // Leftovers of an interrupted step are never a permanent error: Create
 // removes a snapshot or lease of the same ID that no container holds (a
 // never-started container itself is the caller's to Remove: Create does not
-// replace a container); Start deletes a task that never ran, and the shim
-// bundle and runc state a lost task left; Remove finishes what an earlier
+// replace a container); Start starts a task an interrupted Start left
+// created (never deletes it: the cut-short request may still start it, and
+// whichever start comes first runs the container once), and removes the
+// shim bundle and runc state a lost task left; Remove finishes what an earlier
 // Remove began; SweepLeftovers removes what belongs to no container at all.
 //
 // Errors are classified for the caller: ErrStartFailed marks a failure of

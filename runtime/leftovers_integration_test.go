@@ -101,12 +101,12 @@ func TestStartOverInterruptedStart(t *testing.T) {
 	if _, err := ctr.NewTask(ctx, cio.NullIO); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := rt.Inspect(ctx, neverStarted.ID); err != nil || got.State != runtime.StateCreated {
-		t.Fatalf("Inspect of a task never started: %+v, %v; want created", got, err)
+	if got, err := rt.Inspect(ctx, neverStarted.ID); err != nil || got.State != runtime.StateCreated || !got.TaskCreated {
+		t.Fatalf("Inspect of a task never started: %+v, %v; want created, with its task", got, err)
 	}
 	_, exitC, err := rt.Start(ctx, neverStarted.ID)
 	if err != nil {
-		t.Fatalf("Start over a task that never started: %v", err)
+		t.Fatalf("Start of a task an interrupted start left: %v", err)
 	}
 	if st := waitExit(t, exitC); st.Code != 0 {
 		t.Errorf("exit code %d", st.Code)

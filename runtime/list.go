@@ -86,6 +86,7 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	}
 	switch status.Status {
 	case containerd.Created:
+		desc.TaskCreated = true
 	case containerd.Running, containerd.Paused, containerd.Pausing:
 		desc.State = StateRunning
 	case containerd.Stopped:

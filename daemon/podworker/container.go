@@ -120,7 +120,7 @@ func (r *containerRun) resume(cs *corev1.ContainerStatus, found []runtime.Contai
 func (r *containerRun) facts() instanceFacts {
 	f := instanceFacts{recorded: r.recorded != nil, storeStarted: r.storeStarted}
 	if r.instance != nil {
-		f.found, f.state, f.exit = true, r.instance.State, r.instance.Exit
+		f.found, f.state, f.exit, f.taskCreated = true, r.instance.State, r.instance.Exit, r.instance.TaskCreated
 	}
 	return f
 }
@@ -251,6 +251,15 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 				}
 				return r.follow(ctx, id, exit)
 			}
+		case stepStart:
+			var exit <-chan runtime.ExitStatus
+			var code int32
+			if exit, code, ok, err = r.launch(ctx, id); err == nil {
+				if !ok || exit == nil {
+					return code, r.w.m.now(), ok
+				}
+				return r.follow(ctx, id, exit)
+			}
 		case stepCreate:
 			if facts.found {
 				// It never started: make it again, with today's config.
@@ -297,7 +306,7 @@ func (r *containerRun) retry(ctx context.Context, id string, cause error, failur
 		case errors.Is(err, runtime.ErrNotFound):
 			return f, true
 		case err == nil:
-			f.found, f.state, f.exit = true, c.State, c.Exit
+			f.found, f.state, f.exit, f.taskCreated = true, c.State, c.Exit, c.TaskCreated
 			r.startedAt = c.StartedAt
 			return f, true
 		}

@@ -42,6 +42,13 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 			return nil, 0, ctx.Err() == nil, nil
 		}
 	}
+	return r.launch(ctx, id)
+}
+
+// launch starts instance id's task (created by createInstance, or left
+// created by a start cut short) and records it running; its results are
+// start's.
+func (r *containerRun) launch(ctx context.Context, id string) (exit <-chan runtime.ExitStatus, code int32, ok bool, err error) {
 	startedAt, exit, err := r.w.m.cfg.Runtime.Start(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -20,6 +20,9 @@ import (
 //	its task runs                   → adopt: wait for its exit
 //	its task exited                 → record that exit, then remove it
 //	it started, its exit is gone    → record it lost (ContainerStatusUnknown)
+//	its task was made, not started  → start that task (a start request cut
+//	                                  short may still reach it: whichever
+//	                                  start comes first runs it, once)
 //	it never started                → create (over any leftovers) and start it
 //
 // The invariant: an instance whose exit the store holds, or that started,
@@ -29,9 +32,10 @@ import (
 // instanceFacts are the durable facts about one instance.
 type instanceFacts struct {
 	// found: containerd has the container; state and exit are then its.
-	found bool
-	state runtime.ContainerState
-	exit  *runtime.ExitStatus
+	found       bool
+	state       runtime.ContainerState
+	taskCreated bool // StateCreated with a task made and never started
+	exit        *runtime.ExitStatus
 	// recorded: the store holds this instance's exit.
 	recorded bool
 	// storeStarted: the store shows this instance started.
@@ -43,6 +47,7 @@ type instanceStep int
 
 const (
 	stepCreate instanceStep = iota // never started: create and start it
+	stepStart                      // its task was made: start it
 	stepAdopt                      // its task runs: wait for the exit
 	stepRecord                     // its task exited: record the exit, remove it
 	stepLost                       // started, exit gone: record it lost, remove it
@@ -50,7 +55,7 @@ const (
 )
 
 func (s instanceStep) String() string {
-	return [...]string{"create", "adopt", "record", "lost", "done"}[s]
+	return [...]string{"create", "start", "adopt", "record", "lost", "done"}[s]
 }
 
 // nextStep decides from the facts alone (see the table above).
@@ -74,8 +79,11 @@ func nextStep(f instanceFacts) instanceStep {
 	case runtime.StateFinished:
 		return stepLost
 	default: // StateCreated
-		if f.storeStarted {
+		switch {
+		case f.storeStarted:
 			return stepLost // it ran; its task is gone with containerd's state
+		case f.taskCreated:
+			return stepStart
 		}
 		return stepCreate
 	}

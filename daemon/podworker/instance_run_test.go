@@ -35,8 +35,12 @@ type fakeContainerd struct {
 }
 
 type fakeInstance struct {
-	state runtime.ContainerState
-	exit  *runtime.ExitStatus
+	state       runtime.ContainerState
+	exit        *runtime.ExitStatus
+	taskCreated bool
+	// pendingStart: a start request cut short is still on its way to the
+	// shim; it lands before whatever comes next for the instance.
+	pendingStart bool
 }
 
 func newFakeContainerd(exitCode int32) *fakeContainerd {
@@ -99,7 +103,8 @@ func (f *fakeContainerd) Start(_ context.Context, id string) (time.Time, <-chan 
 	if in.state != runtime.StateCreated {
 		return time.Time{}, nil, fmt.Errorf("starting %q: %w", id, runtime.ErrStarted)
 	}
-	in.state = runtime.StateRunning
+	// Whichever start comes first runs the container (a pending one, or this).
+	in.state, in.taskCreated, in.pendingStart = runtime.StateRunning, false, false
 	f.calls["started"]++
 	return time.Now(), f.exited(in), nil
 }
@@ -133,7 +138,7 @@ func (f *fakeContainerd) Inspect(_ context.Context, id string) (runtime.Containe
 	if in == nil {
 		return runtime.Container{}, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
 	}
-	return runtime.Container{ID: id, State: in.state, Exit: in.exit}, nil
+	return runtime.Container{ID: id, State: in.state, Exit: in.exit, TaskCreated: in.taskCreated}, nil
 }
 
 func (f *fakeContainerd) Remove(_ context.Context, id string) error {
@@ -141,6 +146,9 @@ func (f *fakeContainerd) Remove(_ context.Context, id string) error {
 	defer f.mu.Unlock()
 	if err := f.call("remove", id); err != nil {
 		return err
+	}
+	if in := f.instances[id]; in != nil && in.pendingStart {
+		f.calls["started"]++ // the late start ran it before the kill
 	}
 	delete(f.instances, id)
 	return nil
@@ -176,6 +184,13 @@ func TestInstanceRetries(t *testing.T) {
 			despite:    map[string]func(*fakeInstance){"start": func(in *fakeInstance) { in.state = runtime.StateRunning }},
 			wantReason: reasonError, wantCode: 4, wantStarted: 0, wantEvent: "Warning FailedSync",
 		},
+		"a start cut short reaches the shim after the task was read": {
+			fail: map[string][]error{"start": {unavailable}},
+			despite: map[string]func(*fakeInstance){"start": func(in *fakeInstance) {
+				in.taskCreated, in.pendingStart = true, true
+			}},
+			wantReason: reasonCompleted, wantStarted: 1, wantEvent: "Warning FailedSync",
+		},
 		"containerd unavailable while creating and inspecting": {
 			fail:       map[string][]error{"create": {unavailable, unavailable}, "inspect": {unavailable}},
 			wantReason: reasonCompleted, wantStarted: 1, wantEvent: "Warning FailedSync",
@@ -206,7 +221,7 @@ func TestInstanceRetries(t *testing.T) {
 				t.Fatalf("recorded %+v; want terminated %s with exit %d", cs.State, tc.wantReason, tc.wantCode)
 			}
 			if got := rt.count("started"); got != tc.wantStarted {
-				t.Errorf("started %d times by Start; want %d", got, tc.wantStarted)
+				t.Errorf("the container ran %d times through Start; want %d", got, tc.wantStarted)
 			}
 			if tc.wantEvent != "" && !strings.Contains(strings.Join(rec.events, "\n"), tc.wantEvent) {
 				t.Errorf("events %q lack %q", rec.events, tc.wantEvent)
