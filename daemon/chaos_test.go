@@ -71,6 +71,7 @@ func (f chaosFigures) String() string {
 var repairMessages = []string{
 	"container runtime unavailable; retrying",
 	"removing an instance that never started, to create it again",
+	"starting a task an interrupted start left created",
 	"removing a snapshot left by an interrupted create",
 	"deleting a lease left by an interrupted create",
 	"deleting a task left by an interrupted start",
