@@ -164,7 +164,7 @@ func (c chaos) run(t *testing.T) chaosFigures {
 		fig.failed += real.failed
 		for _, p := range pods {
 			for _, cs := range p.Status.ContainerStatuses {
-				n := max(tr.starts[strings.TrimPrefix(cs.ContainerID, "containerd://")], markers[p.Name])
+				n := max(tr.starts[strings.TrimPrefix(cs.ContainerID, "containerd://")], markers[p.Name].runs)
 				fig.starts += n
 				if n > 1 {
 					fig.ranTwice++

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -75,8 +77,9 @@ func (s *skiffd) waitKilledAt(point string, timeout time.Duration) {
 // taskEvent is one event of containerd about a container's task.
 type taskEvent struct {
 	topic string
-	id    string // container ID
-	code  uint32 // exit status, for /tasks/exit
+	id    string    // container ID
+	code  uint32    // exit status, for /tasks/exit and /tasks/delete
+	at    time.Time // when it was published
 }
 
 // eventLog records containerd's events of one namespace, subscribing again
@@ -90,10 +93,6 @@ type eventLog struct {
 // the test ends.
 func recordEvents(t testing.TB, env *runtimetest.Env, ns string) *eventLog {
 	t.Helper()
-	client, err := containerdclient.New(env.Address)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), ns))
 	log := &eventLog{}
 	subscribed := make(chan struct{})
@@ -102,15 +101,22 @@ func recordEvents(t testing.TB, env *runtimetest.Env, ns string) *eventLog {
 		defer close(done)
 		first := true
 		for ctx.Err() == nil {
-			envC, errC := client.Subscribe(ctx, fmt.Sprintf("namespace==%q", ns))
-			if first {
-				close(subscribed)
-				first = false
+			// NOTE: a client of its own each time: a connection that saw
+			// containerd go away redials only after its back-off, and what
+			// containerd publishes meanwhile would be missed.
+			client, err := containerdclient.New(env.Address, containerdclient.WithTimeout(time.Second))
+			if err == nil {
+				envC, errC := client.Subscribe(ctx, fmt.Sprintf("namespace==%q", ns))
+				if first {
+					close(subscribed)
+					first = false
+				}
+				log.consume(envC, errC)
+				client.Close()
 			}
-			log.consume(envC, errC)
 			select {
 			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond):
 			}
 		}
 	}()
@@ -118,7 +124,7 @@ func recordEvents(t testing.TB, env *runtimetest.Env, ns string) *eventLog {
 	// NOTE: a subscription is live once the server accepted it; give it a
 	// moment before anything happens in the namespace.
 	time.Sleep(100 * time.Millisecond)
-	t.Cleanup(func() { cancel(); <-done; client.Close() })
+	t.Cleanup(func() { cancel(); <-done })
 	return log
 }
 
@@ -155,6 +161,7 @@ func (l *eventLog) consume(envC <-chan *events.Envelope, errC <-chan error) {
 			default:
 				continue
 			}
+			te.at = env.Timestamp
 			l.mu.Lock()
 			l.events = append(l.events, te)
 			l.mu.Unlock()
@@ -162,12 +169,23 @@ func (l *eventLog) consume(envC <-chan *events.Envelope, errC <-chan error) {
 	}
 }
 
+// ordered is the events in the order they were published.
+//
+// NOTE: a shim queues the events containerd could not take while it
+// restarted and publishes them again later, with their first timestamps:
+// received order is not publication order.
+func (l *eventLog) ordered() []taskEvent {
+	l.mu.Lock()
+	events := slices.Clone(l.events)
+	l.mu.Unlock()
+	sort.SliceStable(events, func(i, j int) bool { return events[i].at.Before(events[j].at) })
+	return events
+}
+
 // history is the events of container id, in order.
 func (l *eventLog) history(id string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []string
-	for _, e := range l.events {
+	for _, e := range l.ordered() {
 		if e.id == id {
 			out = append(out, e.topic)
 			if e.topic == "/tasks/exit" {
@@ -186,20 +204,22 @@ type truth struct {
 }
 
 func (l *eventLog) truth() truth {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	tr := truth{starts: map[string]int{}, exit: map[string]int{}}
-	open := map[string]bool{} // a task of the ID exists
-	for _, e := range l.events {
+	closed := map[string]bool{} // the ID's last task was deleted
+	for _, e := range l.ordered() {
 		_, exited := tr.exit[e.id]
 		switch e.topic {
 		case "/tasks/create":
-			open[e.id] = true
+			closed[e.id] = false
 			delete(tr.exit, e.id)
 		case "/tasks/start":
 			tr.starts[e.id]++
+			if closed[e.id] { // its /tasks/create was lost while containerd restarted
+				closed[e.id] = false
+				delete(tr.exit, e.id)
+			}
 		case "/tasks/exit":
-			if open[e.id] && !exited {
+			if !closed[e.id] && !exited {
 				tr.exit[e.id] = int(e.code)
 			}
 		case "/tasks/delete":
@@ -208,10 +228,10 @@ func (l *eventLog) truth() truth {
 			// publishes itself, carries the same status. What containerd
 			// publishes after the deletion (exit 255 when a shim that
 			// outlived its task goes away) is no run.
-			if open[e.id] && !exited {
+			if !closed[e.id] && !exited {
 				tr.exit[e.id] = int(e.code)
 			}
-			open[e.id] = false
+			closed[e.id] = true
 		}
 	}
 	return tr
@@ -227,7 +247,7 @@ type outcome struct{ succeeded, failed int }
 // the runs the containers themselves noted (runMarkers: a shim's start
 // event is lost when it falls while containerd restarts). It returns the
 // real outcome.
-func checkJob(t testing.TB, l *eventLog, job *batchv1.Job, pods []corev1.Pod, markers map[string]int) outcome {
+func checkJob(t testing.TB, l *eventLog, job *batchv1.Job, pods []corev1.Pod, markers map[string]runMarker) outcome {
 	t.Helper()
 	tr := l.truth()
 	var out outcome
@@ -241,11 +261,15 @@ func checkJob(t testing.TB, l *eventLog, job *batchv1.Job, pods []corev1.Pod, ma
 			}
 			id := strings.TrimPrefix(cs.ContainerID, "containerd://")
 			accounted[id] = true
-			starts := max(tr.starts[id], markers[p.Name])
+			mark := markers[p.Name]
+			starts := max(tr.starts[id], mark.runs)
 			if starts > 1 {
-				t.Errorf("pod %s: container %s ran %d times (%d runs noted): %s", p.Name, id, starts, markers[p.Name], l.history(id))
+				t.Errorf("pod %s: container %s ran %d times (%d runs noted): %s", p.Name, id, starts, mark.runs, l.history(id))
 			}
 			code, known := tr.exit[id]
+			if mark.exited {
+				code, known = mark.exit, true
+			}
 			switch {
 			case starts == 0 && term.Reason == "StartError":
 				continue // never ran: its start failed
@@ -278,8 +302,9 @@ func checkJob(t testing.TB, l *eventLog, job *batchv1.Job, pods []corev1.Pod, ma
 	return out
 }
 
-// withRunMarkers makes each run of the Job's container note itself, before
-// anything else, in dir/<pod name> (a hostPath), for runMarkers.
+// withRunMarkers makes each run of the Job's container note itself in
+// dir/<pod name> (a hostPath), first thing, and its exit code last thing,
+// for runMarkers.
 func withRunMarkers(job *batchv1.Job, dir string) *batchv1.Job {
 	spec := &job.Spec.Template.Spec
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "runs", VolumeSource: corev1.VolumeSource{
@@ -290,26 +315,44 @@ func withRunMarkers(job *batchv1.Job, dir string) *batchv1.Job {
 	c.Env = append(c.Env, corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
 	}})
-	c.Command[len(c.Command)-1] = `echo run >> "/runs/$POD_NAME"; ` + c.Command[len(c.Command)-1]
+	c.Command[len(c.Command)-1] = `echo run >> "/runs/$POD_NAME"; (` + c.Command[len(c.Command)-1] +
+		`); code=$?; echo "exit $code" >> "/runs/$POD_NAME"; exit $code`
 	return job
 }
 
-// runMarkers counts the runs each pod's container noted in dir.
-func runMarkers(t testing.TB, dir string) map[string]int {
+// runMarker is what a pod's container noted of its runs.
+type runMarker struct {
+	runs   int
+	exit   int  // the exit code its last run noted
+	exited bool // one was noted
+}
+
+// runMarkers reads what each pod's container noted in dir.
+func runMarkers(t testing.TB, dir string) map[string]runMarker {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := map[string]int{}
+	marks := map[string]runMarker{}
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs[e.Name()] = bytes.Count(b, []byte("run\n"))
+		var m runMarker
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "run" {
+				m.runs++
+			}
+			if code, ok := strings.CutPrefix(line, "exit "); ok {
+				m.exit, _ = strconv.Atoi(code)
+				m.exited = true
+			}
+		}
+		marks[e.Name()] = m
 	}
-	return runs
+	return marks
 }
 
 // deleteJobs deletes every Job and waits until no pod is left.
