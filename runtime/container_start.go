@@ -108,7 +108,10 @@ func (r *Runtime) createdTask(ctx context.Context, container containerd.Containe
 		if err := r.clearTaskLeftovers(ctx, id, false); err != nil {
 			// NOTE: leftovers in the way are the infrastructure's trouble,
 			// not the container's: the caller retries.
-			return nil, fmt.Errorf("clearing what a lost task of %q left: %w (%w)", id, err, errdefs.ErrAborted)
+			if !errors.Is(err, errdefs.ErrAborted) {
+				err = fmt.Errorf("%w (%w)", err, errdefs.ErrAborted)
+			}
+			return nil, fmt.Errorf("clearing what a lost task of %q left: %w", id, err)
 		}
 		return nil, nil
 	}

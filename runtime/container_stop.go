@@ -99,18 +99,25 @@ func (r *Runtime) remove(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("loading container %q: %w", id, err)
 	}
+	task, err := container.Task(ctx, nil)
+	switch {
+	case errdefs.IsNotFound(err):
+		// NOTE: a task containerd is still making (for an earlier skiffd
+		// whose request outlived it) must not find its container gone.
+		if age, ok := r.taskLeftoverAge(id); ok && age < minLeftoverAge {
+			return fmt.Errorf("removing %q: %w", id, errLeftoverYoung)
+		}
+		task = nil
+	case err != nil:
+		return fmt.Errorf("loading task of %q: %w", id, err)
+	}
 	if _, err := container.SetLabels(ctx, map[string]string{labelRemoving: "true"}); err != nil {
 		if errdefs.IsNotFound(err) {
 			return r.removeRest(ctx, id)
 		}
 		return fmt.Errorf("marking %q removing: %w", id, err)
 	}
-	task, err := container.Task(ctx, nil)
-	switch {
-	case errdefs.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("loading task of %q: %w", id, err)
-	default:
+	if task != nil {
 		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
 			return fmt.Errorf("deleting task of %q: %w", id, err)
 		}

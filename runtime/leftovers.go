@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/containerd/containerd/mount"
+	"github.com/containerd/errdefs"
 )
 
 // runcRoot is where the runc shim keeps runc's state, per namespace: its
@@ -32,10 +34,19 @@ func (r *Runtime) bundleRoot() string {
 // when it restarts. The caller holds id's lock and has seen no task.
 // Unless scan is set, /proc is only searched for a shim when something of
 // the task is on disk (a shim that outlived its bundle is the sweep's).
+//
+// Leftovers younger than minLeftoverAge are not touched (errLeftoverYoung):
+// a request of an earlier skiffd, cut short by its death, may still be
+// making that task in containerd, and tearing its shim down under it would
+// fail the new one's start as if the container had failed.
 func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) error {
 	var errs []error
 	if !scan && !r.hasTaskLeftovers(id) {
 		return nil
+	}
+	if age, ok := r.taskLeftoverAge(id); ok && age < minLeftoverAge {
+		return fmt.Errorf("a task of %q is still being made or torn down (its bundle is %s old): %w",
+			id, age.Round(time.Millisecond), errLeftoverYoung)
 	}
 	procs := scanProcesses(r.ns, r.address)
 	for _, pid := range procs.shims[id] {
@@ -64,6 +75,31 @@ func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) 
 		errs = append(errs, removeBundle(dir))
 	}
 	return errors.Join(errs...)
+}
+
+// minLeftoverAge is how old the on-disk leftovers of a task containerd does
+// not list must be before they are removed.
+const minLeftoverAge = 10 * time.Second
+
+// errLeftoverYoung: a task's leftovers are too young to be taken for
+// leftovers; try again later. Transient (aborted).
+var errLeftoverYoung = fmt.Errorf("leftovers too young to remove: %w", errdefs.ErrAborted)
+
+// taskLeftoverAge is the age of the youngest of id's shim bundle and runc
+// state on disk; ok is false when there is none.
+func (r *Runtime) taskLeftoverAge(id string) (age time.Duration, ok bool) {
+	for _, path := range []string{
+		filepath.Join(r.bundleRoot(), id), filepath.Join(r.bundleRoot(), "."+id), filepath.Join(runcRoot, r.ns, id),
+	} {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			continue
+		}
+		if a := time.Since(fi.ModTime()); !ok || a < age {
+			age, ok = a, true
+		}
+	}
+	return age, ok
 }
 
 func exists(path string) bool {

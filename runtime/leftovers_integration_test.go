@@ -78,6 +78,47 @@ func bundleDir(id string) string {
 	return filepath.Join(env.State, "io.containerd.runtime.v2.task", env.Namespace, id)
 }
 
+// makeOldBundle makes a shim bundle for task id as containerd leaves one
+// when it loses the task, a minute old.
+func makeOldBundle(t *testing.T, id string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(bundleDir(id), "rootfs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(bundleDir(id), old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestYoungBundleIsLeftAlone: a bundle that may belong to a task containerd
+// is still making (for a request of an earlier skiffd) is not torn down;
+// starting over it is a transient error until it is old enough.
+func TestYoungBundleIsLeftAlone(t *testing.T) {
+	rt := stateRuntime(t)
+	_, ctx := rawClient(t)
+	cfg := newConfig(t, "true")
+	create(t, rt, cfg)
+	if err := os.MkdirAll(filepath.Join(bundleDir(cfg.ID), "rootfs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rt.Start(ctx, cfg.ID); !runtime.IsTransient(err) {
+		t.Errorf("Start over a fresh bundle: %v, want a transient error", err)
+	}
+	if _, err := os.Stat(bundleDir(cfg.ID)); err != nil {
+		t.Errorf("the fresh bundle was removed: %v", err)
+	}
+	if err := rt.Remove(ctx, cfg.ID); !runtime.IsTransient(err) {
+		t.Errorf("Remove while a task may be in the making: %v, want a transient error", err)
+	}
+	makeOldBundle(t, cfg.ID)
+	_, exitC, err := rt.Start(ctx, cfg.ID)
+	if err != nil {
+		t.Fatalf("Start once the bundle is old: %v", err)
+	}
+	waitExit(t, exitC)
+}
+
 func TestCreateOverInterruptedCreate(t *testing.T) {
 	rt := stateRuntime(t)
 	c, ctx := rawClient(t)
@@ -116,9 +157,7 @@ func TestStartOverInterruptedStart(t *testing.T) {
 	// mkdir …: file exists" for as long as the bundle stays.
 	lostBundle := newConfig(t, "true")
 	create(t, rt, lostBundle)
-	if err := os.MkdirAll(filepath.Join(bundleDir(lostBundle.ID), "rootfs"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	makeOldBundle(t, lostBundle.ID)
 	_, exitC, err = rt.Start(ctx, lostBundle.ID)
 	if err != nil {
 		t.Fatalf("Start over a shim bundle containerd lost: %v", err)
@@ -166,9 +205,7 @@ func TestSweepLeftovers(t *testing.T) {
 	c, ctx := rawClient(t)
 	orphan := newConfig(t, "true").ID
 	prepareOrphanSnapshot(t, c, ctx, orphan)
-	if err := os.MkdirAll(filepath.Join(bundleDir(orphan), "rootfs"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	makeOldBundle(t, orphan)
 	// A live instance's parts are never swept.
 	live := newConfig(t, "sleep", "30")
 	exitC := start(t, rt, live)

@@ -105,7 +105,11 @@ func (r *Runtime) clearOrphanTask(ctx context.Context, id string, logDrivers []i
 	if err = grpcerr.FromGRPC(err); !errdefs.IsNotFound(err) {
 		return fmt.Errorf("loading task of %q: %w", id, err)
 	}
-	errs := []error{r.clearTaskLeftovers(ctx, id, true)}
+	err = r.clearTaskLeftovers(ctx, id, true)
+	if errors.Is(err, errLeftoverYoung) {
+		return nil // the next sweep looks again
+	}
+	errs := []error{err}
 	for _, pid := range logDrivers {
 		// NOTE: a log driver ends when its container's pipes close; one
 		// still there a sweep later lost its writers long ago.
