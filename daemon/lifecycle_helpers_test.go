@@ -272,7 +272,12 @@ func checkJob(t testing.TB, l *eventLog, job *batchv1.Job, pods []corev1.Pod, ma
 			}
 			switch {
 			case starts == 0 && term.Reason == "StartError":
-				continue // never ran: its start failed
+				// NOTE: none of the test containers can fail to start by
+				// itself: a StartError is a failure charged for skiffd's or
+				// containerd's trouble.
+				t.Errorf("pod %s recorded StartError for container %s, which never ran: %s", p.Name, id, term.Message)
+				out.failed++
+				continue
 			case starts == 0:
 				t.Errorf("pod %s recorded %s (exit %d, %s) for container %s, which never ran: %s",
 					p.Name, p.Status.Phase, term.ExitCode, term.Reason, id, l.history(id))
