@@ -1,31 +1,29 @@
-// Package api serves the Kubernetes REST API for batch/v1 Jobs and core/v1
-// Pods over HTTP: discovery, OpenAPI, CRUD handlers, watches, patches,
-// Table output, pod logs and errors as metav1.Status. It talks to the store
-// (package db) and reads log files (package logs); it never sees containerd.
 package api
 
 import (
-	"context"
 	"net/http"
+	"net/netip"
+	"time"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Config is what the API needs from the daemon.
 type Config struct {
 	Store *db.Store
 	// LogRoot is the root of the container log files:
-	// logs.Path(LogRoot, ns, pod, uid, container, attempt).
+	// kube.ContainerLogPath(LogRoot, pod, container, attempt).
 	LogRoot string
 	// NodeName is the name of this node; bare Pods created without
 	// spec.nodeName are bound to it (skiff has no scheduler).
 	NodeName string
-	// Ready reports readiness (store open, containerd answers): nil = ready.
-	// A nil Ready means always ready.
-	Ready func(ctx context.Context) error
+	// ReadyChecks are the daemon's checks of /readyz (containerd answers),
+	// after ping and the store's own (store, storage).
+	ReadyChecks []Check
 	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
 	Version version.Info
 	// Streams runs exec and attach sessions; nil = those subresources
@@ -41,13 +39,28 @@ type Config struct {
 	// MaxImageSize bounds a posted image tarball in bytes (413 beyond);
 	// 0 = DefaultMaxImageSize.
 	MaxImageSize int64
+	// ServiceCIDR is the range Services' ClusterIPs come from
+	// (--service-cidr); the zero Prefix = DefaultServiceCIDR. It must pass
+	// CheckServiceCIDR.
+	ServiceCIDR netip.Prefix
+	// RequestTimeout bounds how long a request that is not long-running
+	// may take to send its body and read its response (kube-apiserver's
+	// --request-timeout); 0 = DefaultRequestTimeout, < 0 = none.
+	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads
+	// and the writes that are not long-running served at once (429
+	// beyond; see DefaultMaxInFlight); 0 = no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 }
 
 // server holds the handlers' shared state.
 type server struct {
-	cfg     Config
-	store   *db.Store
-	openapi *openAPIDocs
+	cfg          Config
+	store        *db.Store
+	openapi      *openAPIDocs
+	serviceRange *serviceRange
+	// pods is the pod create strategy, shared with the Job controller.
+	pods kube.PodStrategy
 }
 
 // New returns the HTTP handler of the whole API: one route table behind
@@ -55,10 +68,23 @@ type server struct {
 // when their request's context ends: to end them on shutdown, give the
 // http.Server a BaseContext that is cancelled from RegisterOnShutdown.
 func New(cfg Config) http.Handler {
-	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version)}
+	if !cfg.ServiceCIDR.IsValid() {
+		cfg.ServiceCIDR = netip.MustParsePrefix(DefaultServiceCIDR)
+	}
+	svcRange, err := newServiceRange(cfg.ServiceCIDR)
+	if err != nil {
+		panic("api: " + err.Error() + " (the daemon checks it with CheckServiceCIDR)")
+	}
+	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange,
+		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle}}
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)
 	s.routes(r)
-	return withLogging(withRecovery(r))
+	timeout := cfg.RequestTimeout
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
+	}
+	limited := withMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, r)
+	return withLogging(withRecovery(withRequestTimeout(timeout, limited)))
 }

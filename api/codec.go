@@ -66,6 +66,9 @@ func isPretty(r *http.Request) bool {
 func readBody(r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
+		if terr := bodyTimeout(err); terr != nil {
+			return nil, terr
+		}
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
 	}
 	if len(data) > maxBodyBytes {

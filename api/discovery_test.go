@@ -1,9 +1,7 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"mime"
 	"net/http/httptest"
 	"sort"
@@ -20,35 +18,11 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
-func TestHealth(t *testing.T) {
-	var ready error = errors.New("containerd not answering")
-	h := New(Config{Ready: func(context.Context) error { return ready }, Version: version.Info{GitVersion: "v1.34.0-skiff"}})
-	get := func(path string) (int, string) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-		return rec.Code, rec.Body.String()
-	}
-	tests := []struct {
-		path     string
-		before   bool // query while not ready
-		wantCode int
-		wantBody string
-	}{
-		{"/readyz", true, 503, ""},
-		{"/livez", true, 200, "ok"},
-		{"/healthz", true, 200, "ok"},
-		{"/readyz", false, 200, "ok"},
-	}
-	for _, tc := range tests {
-		if !tc.before {
-			ready = nil
-		}
-		code, body := get(tc.path)
-		if code != tc.wantCode || (tc.wantBody != "" && body != tc.wantBody) {
-			t.Errorf("%s (not ready %v) = %d %q, want %d %q", tc.path, tc.before, code, body, tc.wantCode, tc.wantBody)
-		}
-	}
-	if code, body := get("/version"); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
+func TestVersion(t *testing.T) {
+	h := New(Config{Version: version.Info{GitVersion: "v1.34.0-skiff"}})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/version", nil))
+	if code, body := rec.Code, rec.Body.String(); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
 		t.Errorf("/version = %d %s", code, body)
 	}
 }
@@ -62,8 +36,9 @@ func TestDiscovery(t *testing.T) {
 	}
 	var groups metav1.APIGroupList
 	mustJSON(t, ts.mustDo(t, "GET", "/apis", "").body, &groups)
-	if len(groups.Groups) != 2 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
-		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" {
+	if len(groups.Groups) != 3 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
+		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" ||
+		groups.Groups[2].PreferredVersion.GroupVersion != "discovery.k8s.io/v1" {
 		t.Errorf("/apis = %+v", groups)
 	}
 	tests := map[string]struct {
@@ -87,6 +62,15 @@ func TestDiscovery(t *testing.T) {
 			{Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"},
 				Verbs: metav1.Verbs{"get", "list", "patch", "update", "watch"}},
 			{Name: "nodes/status", Kind: "Node", Verbs: metav1.Verbs{"get", "patch", "update"}},
+			{Name: "services", SingularName: "service", Namespaced: true, Kind: "Service", ShortNames: []string{"svc"}, Categories: []string{"all"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "services/status", Namespaced: true, Kind: "Service", Verbs: metav1.Verbs{"get", "patch", "update"}},
+			{Name: "endpoints", SingularName: "endpoints", Namespaced: true, Kind: "Endpoints", ShortNames: []string{"ep"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+		}},
+		"discovery": {path: "/apis/discovery.k8s.io/v1", want: []metav1.APIResource{
+			{Name: "endpointslices", SingularName: "endpointslice", Namespaced: true, Kind: "EndpointSlice",
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"batch": {path: "/apis/batch/v1", want: []metav1.APIResource{
 			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
@@ -143,7 +127,7 @@ func TestOpenAPIV3(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1", "apis/events.k8s.io/v1"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1"}, keys); diff != "" {
 		t.Fatalf("paths (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {

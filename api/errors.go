@@ -37,9 +37,31 @@ func statusFor(err error, gr schema.GroupResource, name string) *apierrors.Statu
 		return apierrors.NewResourceExpired(fmt.Sprintf("watch ended: %v", err))
 	case errors.Is(err, db.ErrClosed):
 		return apierrors.NewServiceUnavailable("the store is closed")
+	case errors.Is(err, db.ErrNoSpace):
+		return insufficientStorage(err)
 	default:
 		return apierrors.NewInternalError(err)
 	}
+}
+
+// insufficientStorage is the Status of a write that the store's full disk
+// refused: 507 Insufficient Storage, the store's error as message (it
+// names the store's file and the system's "no space left on device").
+//
+// NOTE: kube-apiserver passes a write that etcd refuses for lack of space
+// ("etcdserver: mvcc: database space exceeded") through as it is: a Status
+// with code 500, reason Unknown ("") and the storage error as message.
+// apimachinery has no StatusReason for 507 (its client side calls any 5xx
+// without a reason InternalError), so this is kube-apiserver's shape for a
+// full etcd with the code that names the condition, telling clients that
+// the same request may succeed once space is freed.
+func insufficientStorage(err error) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusInsufficientStorage,
+		Reason:  metav1.StatusReasonUnknown,
+		Message: err.Error(),
+	}}
 }
 
 // writeError writes err as a metav1.Status with its HTTP code.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // eventResource is core/v1 events: written by skiff's own recorders and by
@@ -31,9 +32,9 @@ var eventResource = &resource{
 	columns:            eventColumns,
 	cells:              func(obj db.Object, now time.Time) []any { return eventCells(obj.(*corev1.Event), now) },
 	prepareCreate:      func(*server, db.Object) {},
-	validateCreate:     func(obj db.Object) field.ErrorList { return validateEvent(obj.(*corev1.Event)) },
+	validateCreate:     validateAs(kube.ValidateEvent),
 	prepareUpdate:      func(db.Object, db.Object, bool) {},
-	validateUpdate:     func(n, _ db.Object) field.ErrorList { return validateEvent(n.(*corev1.Event)) },
+	validateUpdate:     func(n, _ db.Object) field.ErrorList { return kube.ValidateEvent(n.(*corev1.Event)) },
 	spec:               func(db.Object) any { return nil },
 	defaultPropagation: metav1.DeletePropagationBackground,
 	deleteGrace:        func(db.Object, *int64) int64 { return 0 },
@@ -67,21 +68,6 @@ func eventFields(obj db.Object) fields.Set {
 	f["source"] = firstNonEmpty(ev.Source.Component, ev.ReportingController)
 	f["type"] = ev.Type
 	return f
-}
-
-// validateEvent checks what kube-apiserver checks of a core/v1 Event's
-// place: the event lives in its object's namespace ("default" or none for
-// a cluster-scoped object).
-func validateEvent(ev *corev1.Event) field.ErrorList {
-	var errs field.ErrorList
-	p := field.NewPath("involvedObject", "namespace")
-	switch obj := ev.InvolvedObject.Namespace; {
-	case obj == "" && ev.Namespace != metav1.NamespaceDefault && ev.Namespace != "":
-		errs = append(errs, field.Invalid(p, obj, "does not match event.namespace"))
-	case obj != "" && obj != ev.Namespace:
-		errs = append(errs, field.Invalid(p, obj, "does not match event.namespace"))
-	}
-	return errs
 }
 
 // eventColumns are kube's event columns; the server prints all of them

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/remotecommand"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podExec serves GET and POST /api/v1/namespaces/{ns}/pods/{name}/exec:
@@ -82,7 +83,7 @@ func (s *server) streamRequest(r *http.Request) (*corev1.Pod, string, streamOpti
 	if err != nil {
 		return nil, "", streamOptions{}, err
 	}
-	if !isContainerRunning(pod, container) {
+	if cs := kube.PodContainerStatus(&pod.Status, container); cs == nil || cs.State.Running == nil {
 		return nil, "", streamOptions{}, containerNotFound(container)
 	}
 	return pod, container, opts, nil
@@ -93,7 +94,7 @@ func (s *server) streamRequest(r *http.Request) (*corev1.Pod, string, streamOpti
 // init or ephemeral), else the pod's only container.
 func streamContainer(pod *corev1.Pod, name string) (string, error) {
 	if name != "" {
-		if !hasContainer(&pod.Spec, name) {
+		if c, _ := kube.FindContainer(&pod.Spec, name); c == nil {
 			return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
 		}
 		return name, nil
@@ -111,41 +112,12 @@ func streamContainer(pod *corev1.Pod, name string) (string, error) {
 	return "", apierrors.NewBadRequest(msg)
 }
 
-func hasContainer(spec *corev1.PodSpec, name string) bool {
-	for _, list := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
-		for _, c := range list {
-			if c.Name == name {
-				return true
-			}
-		}
-	}
-	for _, c := range spec.EphemeralContainers {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func containerNames(cs []corev1.Container) string {
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.Name
 	}
 	return strings.Join(names, " ")
-}
-
-// isContainerRunning: the pod's status shows the container running.
-func isContainerRunning(pod *corev1.Pod, name string) bool {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses,
-		pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
-		for _, cs := range list {
-			if cs.Name == name {
-				return cs.State.Running != nil
-			}
-		}
-	}
-	return false
 }
 
 // containerNotFound answers an exec or attach to a container that does not

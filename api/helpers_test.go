@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,19 +25,21 @@ type testServer struct {
 
 func newTestServer(t testing.TB, opts ...db.Option) *testServer {
 	t.Helper()
+	return newTestServerWith(t, Config{}, opts...)
+}
+
+// newTestServerWith is newTestServer with the fields of cfg that it sets.
+func newTestServerWith(t testing.TB, cfg Config, opts ...db.Option) *testServer {
+	t.Helper()
 	dir := t.TempDir()
 	store, err := db.Open(filepath.Join(dir, "skiff.db"), opts...)
 	if err != nil {
 		t.Fatalf("opening store: %v", err)
 	}
 	ts := &testServer{store: store, logRoot: filepath.Join(dir, "logs"), watches: make(chan string, 100)}
-	h := New(Config{
-		Store:    store,
-		LogRoot:  ts.logRoot,
-		NodeName: "node-a",
-		Ready:    func(context.Context) error { return nil },
-		Version:  version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"},
-	})
+	cfg.Store, cfg.LogRoot, cfg.NodeName = store, ts.logRoot, "node-a"
+	cfg.Version = version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}
+	h := New(cfg)
 	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if q := r.URL.Query().Get("watch"); q == "true" || q == "1" {
 			select {

@@ -8,11 +8,13 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// ImagesPath is skiff's own endpoint for side-loading image tarballs, for
-// nodes without a registry: POST an OCI or docker-archive tarball to it.
+// ImagesPath is skiff's own endpoint for the node's images: GET lists them
+// (an ImageList), POST side-loads an OCI or docker-archive tarball, for
+// nodes without a registry.
 //
 // NOTE: Kubernetes has no API for this (the kubelet leaves images to the
 // runtime), so it lives outside the Kubernetes groups.
@@ -22,13 +24,40 @@ const ImagesPath = "/skiff/v1/images"
 // when Config.MaxImageSize is 0: 16Gi.
 const DefaultMaxImageSize int64 = 16 << 30
 
-// Images imports image tarballs into the node's image store;
-// *runtime.Runtime satisfies it.
+// Images is the node's image store, as the daemon gives it to the API.
 type Images interface {
 	// ImportImage reads an OCI or docker-archive tarball from rd, stores
 	// and unpacks its images and returns their names.
 	ImportImage(ctx context.Context, rd io.Reader) ([]string, error)
+	// ListImages describes the images the node has, by name.
+	ListImages(ctx context.Context) ([]Image, error)
 }
+
+// ImageList is the body of GET ImagesPath.
+type ImageList struct {
+	metav1.TypeMeta `json:",inline"`
+	Items           []Image `json:"items"`
+}
+
+// Image is one image name the node has.
+type Image struct {
+	// Name is the normalized reference: docker.io/library/busybox:1.35.
+	Name string `json:"name"`
+	// Digest is the digest of the content the name points at (its
+	// manifest or index), as `ctr images ls` shows it.
+	Digest string `json:"digest"`
+	// Size is the bytes this node's platform uses of it, as stored.
+	Size int64 `json:"size"`
+	// LastUsed is when a container was last made from it; absent if never.
+	LastUsed *metav1.Time `json:"lastUsed,omitempty"`
+}
+
+// imageListKind and imagesAPIVersion type an ImageList: skiff's own
+// group, as the path says.
+const (
+	imageListKind    = "ImageList"
+	imagesAPIVersion = "skiff/v1"
+)
 
 // ImportResult is the body of a successful POST ImagesPath.
 type ImportResult struct {
@@ -41,14 +70,19 @@ var errImageTooLarge = errors.New("image tarball too large")
 
 var imagesResource = schema.GroupResource{Group: "skiff", Resource: "images"}
 
-// images serves ImagesPath: POST streams the body into Images.ImportImage.
+// images serves ImagesPath: GET lists the images, POST streams the body
+// into Images.ImportImage.
 func (s *server) images(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
 		writeError(w, r, methodNotSupported(imagesResource, r.Method))
 		return
 	}
 	if s.cfg.Images == nil {
-		writeError(w, r, apierrors.NewServiceUnavailable("image import is not available"))
+		writeError(w, r, apierrors.NewServiceUnavailable("images are not available"))
+		return
+	}
+	if r.Method == http.MethodGet {
+		s.listImages(w, r)
 		return
 	}
 	if mt := mediaType(r); mt != "application/x-tar" && mt != "application/octet-stream" {
@@ -74,6 +108,22 @@ func (s *server) images(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, r, http.StatusOK, ImportResult{Images: names})
 	}
+}
+
+// listImages answers GET ImagesPath with an ImageList.
+func (s *server) listImages(w http.ResponseWriter, r *http.Request) {
+	items, err := s.cfg.Images.ListImages(r.Context())
+	if err != nil {
+		writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	if items == nil {
+		items = []Image{}
+	}
+	writeJSON(w, r, http.StatusOK, ImageList{
+		TypeMeta: metav1.TypeMeta{Kind: imageListKind, APIVersion: imagesAPIVersion},
+		Items:    items,
+	})
 }
 
 func (s *server) maxImageSize() int64 {

@@ -9,16 +9,18 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// fakeImages records what it read and answers names or err.
+// fakeImages records what it read and answers names or err; it lists list.
 type fakeImages struct {
 	names []string
 	err   error
 	read  string
+	list  []Image
 }
 
 var _ Images = (*fakeImages)(nil)
@@ -31,6 +33,8 @@ func (f *fakeImages) ImportImage(_ context.Context, rd io.Reader) ([]string, err
 	}
 	return f.names, f.err
 }
+
+func (f *fakeImages) ListImages(context.Context) ([]Image, error) { return f.list, f.err }
 
 func TestImagesImport(t *testing.T) {
 	busybox := []string{"docker.io/library/busybox:1.35"}
@@ -80,8 +84,8 @@ func TestImagesImport(t *testing.T) {
 			method: "POST", contentType: "application/x-tar", body: "tarball",
 			wantCode: 503, wantReason: metav1.StatusReasonServiceUnavailable,
 		},
-		"GET": {
-			method: "GET", images: &fakeImages{}, wantCode: 405, wantReason: metav1.StatusReasonMethodNotAllowed,
+		"PUT": {
+			method: "PUT", images: &fakeImages{}, wantCode: 405, wantReason: metav1.StatusReasonMethodNotAllowed,
 		},
 	}
 	for name, tt := range tests {
@@ -128,6 +132,51 @@ func TestImagesImport(t *testing.T) {
 			}
 			if tt.images != nil && tt.images.read != tt.wantRead {
 				t.Errorf("runtime read %q, want %q", tt.images.read, tt.wantRead)
+			}
+		})
+	}
+}
+
+func TestImagesList(t *testing.T) {
+	used := metav1.NewTime(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	tests := map[string]struct {
+		images   Images
+		wantCode int
+		wantBody string
+	}{
+		"images": {
+			images: &fakeImages{list: []Image{
+				{Name: "docker.io/library/alpine:3", Digest: "sha256:aa", Size: 3_000_000},
+				{Name: "docker.io/library/busybox:1.35", Digest: "sha256:bb", Size: 1_000_000, LastUsed: &used},
+			}},
+			wantCode: 200,
+			wantBody: `{"kind":"ImageList","apiVersion":"skiff/v1","items":[` +
+				`{"name":"docker.io/library/alpine:3","digest":"sha256:aa","size":3000000},` +
+				`{"name":"docker.io/library/busybox:1.35","digest":"sha256:bb","size":1000000,"lastUsed":"2025-03-01T12:00:00Z"}]}`,
+		},
+		"none":            {images: &fakeImages{}, wantCode: 200, wantBody: `{"kind":"ImageList","apiVersion":"skiff/v1","items":[]}`},
+		"containerd down": {images: &fakeImages{err: errors.New("connection refused")}, wantCode: 500},
+		"no runtime":      {wantCode: 503},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(New(Config{Images: tt.images}))
+			defer srv.Close()
+			resp, err := http.Get(srv.URL + ImagesPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			data, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantCode {
+				t.Fatalf("code %d, want %d; body %s", resp.StatusCode, tt.wantCode, data)
+			}
+			if tt.wantBody != "" {
+				if diff := cmp.Diff(tt.wantBody, strings.TrimSpace(string(data))); diff != "" {
+					t.Errorf("body (-want,+got):\n%s", diff)
+				}
+			} else if st := statusOf(t, string(data)); st.Code != int32(tt.wantCode) {
+				t.Errorf("Status %+v", st)
 			}
 		})
 	}

@@ -11,33 +11,30 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // jobResource is batch/v1 jobs.
 var jobResource = &resource{
-	gv:       batchV1,
-	kind:     "Job",
-	plural:   "jobs",
-	singular: "job",
-	store:    db.Jobs,
-	goType:   reflect.TypeOf(batchv1.Job{}),
-	listType: reflect.TypeOf(batchv1.JobList{}),
-	newList:  newJobList,
-	fields:   jobFields,
-	columns:  jobColumns,
-	cells:    func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
-	prepareCreate: func(_ *server, obj db.Object) {
-		job := obj.(*batchv1.Job)
-		job.Status = batchv1.JobStatus{}
-		defaultJob(job)
-	},
-	validateCreate: func(obj db.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job)) },
-	prepareUpdate:  prepareJobUpdate,
-	validateUpdate: func(n, o db.Object) field.ErrorList { return validateJobUpdate(n.(*batchv1.Job), o.(*batchv1.Job)) },
-	spec:           func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
+	gv:                   batchV1,
+	kind:                 "Job",
+	plural:               "jobs",
+	singular:             "job",
+	store:                db.Jobs,
+	goType:               reflect.TypeOf(batchv1.Job{}),
+	listType:             reflect.TypeOf(batchv1.JobList{}),
+	newList:              newJobList,
+	fields:               jobFields,
+	columns:              jobColumns,
+	cells:                func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
+	prepareCreate:        func(_ *server, obj db.Object) { kube.PrepareJobForCreate(obj.(*batchv1.Job)) },
+	validateCreate:       validateAs(kube.ValidateJob),
+	prepareUpdate:        prepareUpdateAs(kube.PrepareJobForUpdate, kube.PrepareJobForStatusUpdate),
+	validateUpdate:       validateUpdateAs(kube.ValidateJobUpdate),
+	validateStatusUpdate: validateUpdateAs(kube.ValidateJobStatusUpdate),
+	spec:                 func(obj db.Object) any { return obj.(*batchv1.Job).Spec },
 	// NOTE: kube's job strategy defaults to orphaning the pods when a
 	// batch/v1 Job is deleted without a propagation policy.
 	defaultPropagation: metav1.DeletePropagationOrphan,
@@ -59,19 +56,6 @@ func jobFields(obj db.Object) fields.Set {
 	f := objectFields(obj)
 	f["status.successful"] = strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))
 	return f
-}
-
-// prepareJobUpdate keeps the status on a Job update, and the spec on a
-// status update.
-func prepareJobUpdate(newObj, oldObj db.Object, status bool) {
-	n, o := newObj.(*batchv1.Job), oldObj.(*batchv1.Job)
-	if status {
-		n.Spec = o.Spec
-		return
-	}
-	n.Status = o.Status
-	defaultJobSpec(&n.Spec)
-	defaultJobLabels(n)
 }
 
 // jobColumns are kube's job columns (priority 1 = kubectl -o wide).
@@ -104,28 +88,18 @@ func jobCells(job *batchv1.Job, now time.Time) []any {
 // jobStatus is the STATUS column, in kube's printer's order.
 func jobStatus(job *batchv1.Job) string {
 	switch {
-	case hasJobCondition(job, batchv1.JobComplete):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobComplete):
 		return "Complete"
-	case hasJobCondition(job, batchv1.JobFailed):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobFailed):
 		return "Failed"
 	case job.DeletionTimestamp != nil:
 		return "Terminating"
-	case hasJobCondition(job, batchv1.JobSuspended):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobSuspended):
 		return "Suspended"
-	case hasJobCondition(job, batchv1.JobFailureTarget):
+	case kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobFailureTarget):
 		return "FailureTarget"
 	}
 	return "Running"
-}
-
-// hasJobCondition reports whether the job's condition t is True.
-func hasJobCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
-	for _, c := range job.Status.Conditions {
-		if c.Type == t {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // jobCompletions is "succeeded/completions" ("n/1 of p" for a work queue).

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
 )
 
@@ -45,7 +46,7 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	exists := func(attempt int) bool {
-		_, err := os.Stat(logs.Path(s.cfg.LogRoot, ns, name, string(pod.UID), req.container, attempt))
+		_, err := os.Stat(kube.ContainerLogPath(s.cfg.LogRoot, pod, req.container, attempt))
 		return err == nil
 	}
 	attempt, err := logAttempt(pod, req, exists)
@@ -59,7 +60,7 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 			return s.nextAttempt(ctx, pod, req.container, attempt, exists)
 		}}
 	}
-	path := logs.Path(s.cfg.LogRoot, ns, name, string(pod.UID), req.container, attempt)
+	path := kube.ContainerLogPath(s.cfg.LogRoot, pod, req.container, attempt)
 	lw := &logWriter{w: w}
 	if err := logs.Write(r.Context(), lw, path, attempt, req.opts, follow); err != nil {
 		if !lw.started {
@@ -169,23 +170,10 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 	}
 	// NOTE: ephemeral containers have logs too, though kube's message does
 	// not list them.
-	if hasContainer(&pod.Spec, name) {
+	if c, _ := kube.FindContainer(&pod.Spec, name); c != nil {
 		return name, nil
 	}
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
-}
-
-// containerStatus finds a container's status in the pod (nil if none yet).
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses,
-		pod.Status.EphemeralContainerStatuses} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 // logAttempt is the attempt whose file to read: the container's
@@ -193,7 +181,7 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 // (waiting to restart, e.g. CrashLoopBackOff) it is the last attempt that
 // has a file, as the kubelet shows the last instance's log.
 func logAttempt(pod *corev1.Pod, req logRequest, exists func(attempt int) bool) (int, error) {
-	cs := containerStatus(pod, req.container)
+	cs := kube.PodContainerStatus(&pod.Status, req.container)
 	if req.previous {
 		if cs == nil || cs.RestartCount == 0 {
 			return 0, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", req.container, pod.Name))
@@ -235,7 +223,7 @@ func (s *server) nextAttempt(ctx context.Context, pod *corev1.Pod, container str
 			return "", false
 		}
 		if next, ok, done := attemptDecision(cur, container, attempt, exists); done {
-			return logs.Path(s.cfg.LogRoot, cur.Namespace, cur.Name, string(cur.UID), container, next), ok
+			return kube.ContainerLogPath(s.cfg.LogRoot, cur, container, next), ok
 		}
 		obj, err = nextPodEvent(ctx, watcher, pod.Namespace, pod.Name, pod.UID)
 	}
@@ -267,20 +255,17 @@ func nextPodEvent(ctx context.Context, watcher *db.Watcher, ns, name string, uid
 // and has a file), done without (the container ended for good), or not done
 // (wait for the next change of the pod).
 func attemptDecision(pod *corev1.Pod, container string, attempt int, exists func(int) bool) (next int, ok, done bool) {
-	cs := containerStatus(pod, container)
+	cs := kube.PodContainerStatus(&pod.Status, container)
 	if cs != nil && int(cs.RestartCount) > attempt && exists(attempt+1) {
 		return attempt + 1, true, true
 	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if kube.IsPodTerminal(pod) {
 		return 0, false, true
 	}
 	if cs == nil || cs.State.Terminated == nil {
 		return 0, false, false
 	}
-	switch {
-	case pod.DeletionTimestamp != nil,
-		pod.Spec.RestartPolicy == corev1.RestartPolicyNever,
-		pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && cs.State.Terminated.ExitCode == 0:
+	if pod.DeletionTimestamp != nil || !kube.ContainerRestarts(&pod.Spec, container, cs.State.Terminated.ExitCode) {
 		return 0, false, true
 	}
 	return 0, false, false

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/db"
-	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // logPod stores a pod with the given containers and statuses.
@@ -36,7 +36,7 @@ func (ts *testServer) logPod(t *testing.T, policy corev1.RestartPolicy, names []
 // appendLog appends CRI-format lines to a container attempt's log file.
 func (ts *testServer) appendLog(t *testing.T, pod *corev1.Pod, container string, attempt int, lines ...string) {
 	t.Helper()
-	path := logs.Path(ts.logRoot, pod.Namespace, pod.Name, string(pod.UID), container, attempt)
+	path := kube.ContainerLogPath(ts.logRoot, pod, container, attempt)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +199,38 @@ func TestPodLogFollowAcrossRestarts(t *testing.T) {
 	}
 }
 
+// TestAttemptDecisionInitContainers: a follower of an init container or a
+// sidecar moves on as the kubelet restarts them, not as the pod's
+// restartPolicy would restart a regular container.
+func TestAttemptDecisionInitContainers(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	tests := map[string]struct {
+		policy   corev1.RestartPolicy
+		init     corev1.Container
+		exitCode int32
+		wantDone bool
+	}{
+		"init succeeded under Always: done":    {policy: "Always", init: corev1.Container{Name: "i"}, exitCode: 0, wantDone: true},
+		"init failed under Always: waiting":    {policy: "Always", init: corev1.Container{Name: "i"}, exitCode: 1},
+		"init failed under Never: done":        {policy: "Never", init: corev1.Container{Name: "i"}, exitCode: 1, wantDone: true},
+		"sidecar exited under Never: waiting":  {policy: "Never", init: corev1.Container{Name: "i", RestartPolicy: &always}, exitCode: 0},
+		"sidecar failed under OnFailure: wait": {policy: "OnFailure", init: corev1.Container{Name: "i", RestartPolicy: &always}, exitCode: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				Spec: corev1.PodSpec{RestartPolicy: tc.policy, InitContainers: []corev1.Container{tc.init},
+					Containers: []corev1.Container{{Name: "c"}}},
+				Status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "i",
+					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: tc.exitCode}}}}},
+			}
+			if _, _, done := attemptDecision(pod, "i", 0, func(int) bool { return false }); done != tc.wantDone {
+				t.Errorf("done %v, want %v", done, tc.wantDone)
+			}
+		})
+	}
+}
+
 func TestAttemptDecision(t *testing.T) {
 	terminated := func(code int32, restarts int32) corev1.ContainerStatus {
 		return corev1.ContainerStatus{Name: "c", RestartCount: restarts,
@@ -223,7 +255,7 @@ func TestAttemptDecision(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tc.policy},
+			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tc.policy, Containers: []corev1.Container{{Name: "c"}}},
 				Status: corev1.PodStatus{Phase: tc.phase, ContainerStatuses: []corev1.ContainerStatus{tc.status}}}
 			next, ok, done := attemptDecision(pod, "c", 0, func(int) bool { return !tc.noFile })
 			if next != tc.wantNext || ok != tc.wantOK || done != tc.wantDone {

@@ -41,18 +41,31 @@ func (r *recorder) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// withLogging logs every request at Debug level (server errors at Warn).
+// withLogging logs every request at Debug level (server errors at Warn):
+// who asked (requestUser), the verb and resource as authorization sees
+// them, the answer's code and how long it took.
 func withLogging(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		entry := logrus.WithFields(logrus.Fields{
-			"method":   r.Method,
+		info := parseRequestInfo(r)
+		fields := logrus.Fields{
+			"user":     requestUser(r).Username,
+			"verb":     info.Verb,
 			"uri":      r.URL.RequestURI(),
 			"code":     rec.code,
-			"duration": time.Since(start),
-		})
+			"duration": time.Since(start).String(),
+		}
+		if info.IsResource {
+			fields["resource"] = info.resourceName()
+			for k, v := range map[string]string{"group": info.APIGroup, "namespace": info.Namespace, "name": info.Name} {
+				if v != "" {
+					fields[k] = v
+				}
+			}
+		}
+		entry := logrus.WithFields(fields)
 		if rec.code >= 500 {
 			entry.Warn("request failed")
 			return

@@ -17,10 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
-
-// immortalNamespaces may not be deleted (kube-apiserver's NamespaceLifecycle).
-var immortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
 // namespaceResource is core/v1 namespaces.
 var namespaceResource = &resource{
@@ -36,9 +34,9 @@ var namespaceResource = &resource{
 	fields:             namespaceFields,
 	columns:            namespaceColumns,
 	cells:              func(obj db.Object, now time.Time) []any { return namespaceCells(obj.(*corev1.Namespace), now) },
-	prepareCreate:      func(_ *server, obj db.Object) { prepareNamespace(obj.(*corev1.Namespace)) },
+	prepareCreate:      func(_ *server, obj db.Object) { kube.PrepareNamespaceForCreate(obj.(*corev1.Namespace)) },
 	validateCreate:     func(db.Object) field.ErrorList { return nil },
-	prepareUpdate:      prepareNamespaceUpdate,
+	prepareUpdate:      prepareUpdateAs(kube.PrepareNamespaceForUpdate, kube.PrepareNamespaceForStatusUpdate),
 	validateUpdate:     func(db.Object, db.Object) field.ErrorList { return nil },
 	spec:               func(obj db.Object) any { return nil },
 	defaultPropagation: metav1.DeletePropagationBackground,
@@ -63,38 +61,6 @@ func namespaceFields(obj db.Object) fields.Set {
 	// NOTE: kube's namespace fields also have the legacy "name".
 	return fields.Set{"metadata.name": obj.GetName(), "name": obj.GetName(),
 		"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
-}
-
-// prepareNamespace is kube's namespace strategy on create: phase Active,
-// the "kubernetes" finalizer, and the immutable kubernetes.io/metadata.name
-// label.
-func prepareNamespace(ns *corev1.Namespace) {
-	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
-	if !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-		ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
-	}
-	setNameLabel(ns)
-}
-
-func setNameLabel(ns *corev1.Namespace) {
-	if ns.Labels == nil {
-		ns.Labels = map[string]string{}
-	}
-	ns.Labels[corev1.LabelMetadataName] = ns.Name
-}
-
-// prepareNamespaceUpdate keeps the status (and spec.finalizers, which only
-// the finalize subresource changes) on an update, and the spec on a status
-// update.
-func prepareNamespaceUpdate(newObj, oldObj db.Object, status bool) {
-	n, o := newObj.(*corev1.Namespace), oldObj.(*corev1.Namespace)
-	if status {
-		n.Spec = o.Spec
-	} else {
-		n.Status = o.Status
-		n.Spec.Finalizers = o.Spec.Finalizers
-	}
-	setNameLabel(n)
 }
 
 var namespaceColumns = []metav1.TableColumnDefinition{
@@ -123,7 +89,7 @@ func (s *server) deleteNamespace(w http.ResponseWriter, r *http.Request) {
 	rs := namespaceResource
 	name := mux.Vars(r)["name"]
 	opts, err := deleteOptions(w, r)
-	if err == nil && slices.Contains(immortalNamespaces, name) {
+	if err == nil && slices.Contains(kube.ImmortalNamespaces, name) {
 		err = apierrors.NewForbidden(rs.groupResource(), name, fmt.Errorf("this namespace may not be deleted"))
 	}
 	if err != nil {
@@ -179,13 +145,9 @@ func (s *server) admitNamespace(tx *db.Tx, rs *resource, ns, name string) error 
 	if !s.cfg.NamespaceLifecycle || !rs.namespaced() {
 		return nil
 	}
-	obj, err := tx.Get(db.Namespaces, "", ns)
+	namespace, err := db.Find[*corev1.Namespace](tx, db.Namespaces, "", ns)
 	if err != nil {
-		return statusFor(err, namespaceResource.groupResource(), ns)
+		return err
 	}
-	if obj.GetDeletionTimestamp() != nil {
-		return apierrors.NewForbidden(rs.groupResource(), name,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
-	}
-	return nil
+	return kube.AdmitNamespace(namespace, ns, rs.groupResource(), name)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // newLifecycleServer is a test server with NamespaceLifecycle on and the
@@ -27,13 +27,13 @@ func newLifecycleServer(t *testing.T, namespaces ...string) *testServer {
 	}
 	for _, ns := range namespaces {
 		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		prepareNamespace(obj)
+		kube.PrepareNamespaceForCreate(obj)
 		if err := store.Create(db.Namespaces, obj); err != nil {
 			t.Fatalf("creating namespace %s: %v", ns, err)
 		}
 	}
 	h := New(Config{Store: store, LogRoot: filepath.Join(dir, "logs"), NodeName: "node-a", NamespaceLifecycle: true,
-		Ready: func(context.Context) error { return nil }, Version: version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}})
+		Version: version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}})
 	ts := &testServer{Server: httptest.NewServer(h), store: store, logRoot: filepath.Join(dir, "logs"), watches: make(chan string, 100)}
 	t.Cleanup(func() {
 		ts.Close()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // nodeResource is core/v1 nodes: this machine, registered by the daemon
@@ -34,7 +35,7 @@ var nodeResource = &resource{
 	cells:              func(obj db.Object, now time.Time) []any { return nodeCells(obj.(*corev1.Node), now) },
 	prepareCreate:      func(*server, db.Object) {},
 	validateCreate:     func(db.Object) field.ErrorList { return nil },
-	prepareUpdate:      prepareNodeUpdate,
+	prepareUpdate:      prepareUpdateAs(kube.PrepareNodeForUpdate, kube.PrepareNodeForStatusUpdate),
 	validateUpdate:     func(db.Object, db.Object) field.ErrorList { return nil },
 	spec:               func(obj db.Object) any { return obj.(*corev1.Node).Spec },
 	defaultPropagation: metav1.DeletePropagationBackground,
@@ -55,17 +56,6 @@ func newNodeList(items []db.Object, meta metav1.ListMeta) runtime.Object {
 func nodeFields(obj db.Object) fields.Set {
 	return fields.Set{"metadata.name": obj.GetName(),
 		"spec.unschedulable": strconv.FormatBool(obj.(*corev1.Node).Spec.Unschedulable)}
-}
-
-// prepareNodeUpdate keeps the status on an update and the spec on a
-// status update.
-func prepareNodeUpdate(newObj, oldObj db.Object, status bool) {
-	n, o := newObj.(*corev1.Node), oldObj.(*corev1.Node)
-	if status {
-		n.Spec = o.Spec
-		return
-	}
-	n.Status = o.Status
 }
 
 var nodeColumns = []metav1.TableColumnDefinition{

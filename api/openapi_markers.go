@@ -5,6 +5,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -115,6 +116,28 @@ var fieldMarkers = map[fieldKey]fieldMarker{
 	{typeOf(corev1.PodStatus{}), "ephemeralContainerStatuses"}: atomicList,
 	{typeOf(corev1.PodStatus{}), "resourceClaimStatuses"}:      mapList("name"),
 	{typeOf(corev1.ContainerStatus{}), "volumeMounts"}:         mapList("mountPath"),
+	// core/v1 Service
+	{typeOf(corev1.ServiceSpec{}), "ports"}:                    mapList("port", "protocol"),
+	{typeOf(corev1.ServiceSpec{}), "selector"}:                 atomicMap,
+	{typeOf(corev1.ServiceSpec{}), "clusterIPs"}:               atomicList,
+	{typeOf(corev1.ServiceSpec{}), "externalIPs"}:              atomicList,
+	{typeOf(corev1.ServiceSpec{}), "loadBalancerSourceRanges"}: atomicList,
+	{typeOf(corev1.ServiceSpec{}), "ipFamilies"}:               atomicList,
+	{typeOf(corev1.ServicePort{}), "protocol"}:                 {dflt: "TCP"},
+	{typeOf(corev1.ServiceStatus{}), "conditions"}:             mapList("type"),
+	{typeOf(corev1.LoadBalancerStatus{}), "ingress"}:           atomicList,
+	{typeOf(corev1.LoadBalancerIngress{}), "ports"}:            atomicList,
+	// core/v1 Endpoints
+	{typeOf(corev1.Endpoints{}), "subsets"}:                atomicList,
+	{typeOf(corev1.EndpointSubset{}), "addresses"}:         atomicList,
+	{typeOf(corev1.EndpointSubset{}), "notReadyAddresses"}: atomicList,
+	{typeOf(corev1.EndpointSubset{}), "ports"}:             atomicList,
+	// discovery.k8s.io/v1 EndpointSlice
+	{typeOf(discoveryv1.EndpointSlice{}), "endpoints"}: atomicList,
+	{typeOf(discoveryv1.EndpointSlice{}), "ports"}:     atomicList,
+	{typeOf(discoveryv1.Endpoint{}), "addresses"}:      setList,
+	{typeOf(discoveryv1.EndpointHints{}), "forZones"}:  atomicList,
+	{typeOf(discoveryv1.EndpointHints{}), "forNodes"}:  atomicList,
 }
 
 // atomicStructs are the types kube marks +structType=atomic: applied as a
@@ -132,6 +155,9 @@ var atomicStructs = map[reflect.Type]bool{
 	typeOf(corev1.NodeSelector{}):          true,
 	typeOf(corev1.NodeSelectorTerm{}):      true,
 	typeOf(corev1.TopologySelectorTerm{}):  true,
+	typeOf(corev1.EndpointAddress{}):       true,
+	typeOf(corev1.EndpointPort{}):          true,
+	typeOf(discoveryv1.EndpointPort{}):     true,
 }
 
 // markField adds kube's markers of field name of struct type t to p.

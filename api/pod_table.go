@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podColumns are kube's pod columns (priority 1 = kubectl -o wide).
@@ -74,10 +76,11 @@ func isInitializing(pod *corev1.Pod) bool {
 // ("Init:0/2", "Init:Error", "Init:CrashLoopBackOff", …).
 func initStatus(pod *corev1.Pod) (string, bool) {
 	for i, cs := range pod.Status.InitContainerStatuses {
+		_, kind := kube.FindContainer(&pod.Spec, cs.Name)
 		switch {
 		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
 			continue
-		case isSidecar(pod, cs.Name) && cs.Started != nil && *cs.Started:
+		case kind == kube.SidecarContainer && cs.Started != nil && *cs.Started:
 			continue
 		case cs.State.Terminated != nil:
 			return "Init:" + terminatedReason(cs.State.Terminated), true
@@ -88,16 +91,6 @@ func initStatus(pod *corev1.Pod) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// isSidecar reports whether the named init container restarts always.
-func isSidecar(pod *corev1.Pod, name string) bool {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		}
-	}
-	return false
 }
 
 // terminatedReason is a terminated container's reason, or Signal:N /
@@ -133,7 +126,7 @@ func podStatus(pod *corev1.Pod) string {
 		switch {
 		case pod.Status.Reason == "NodeLost":
 			reason = "Unknown"
-		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+		case !kube.IsPodTerminal(pod):
 			reason = "Terminating"
 		}
 	}
@@ -157,10 +150,8 @@ func containersStatus(pod *corev1.Pod, reason string) string {
 	}
 	if reason == "Completed" && running {
 		reason = "NotReady"
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				reason = "Running"
-			}
+		if kube.IsPodReady(pod) {
+			reason = "Running"
 		}
 	}
 	return reason

@@ -22,7 +22,7 @@ var (
 	coreV1  = groupVersion{group: "", version: "v1"}
 	batchV1 = groupVersion{group: "batch", version: "v1"}
 	// groupVersions are served in this order in discovery.
-	groupVersions = []groupVersion{coreV1, batchV1, eventsV1}
+	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1}
 )
 
 // prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
@@ -70,6 +70,13 @@ type resource struct {
 	prepareUpdate func(newObj, oldObj db.Object, status bool)
 	// validateUpdate validates an update of the object (not of its status).
 	validateUpdate func(newObj, oldObj db.Object) field.ErrorList
+	// validateStatusUpdate validates an update of the object's status
+	// subresource; nil = only the metadata rules.
+	validateStatusUpdate func(newObj, oldObj db.Object) field.ErrorList
+	// allocate, if set, gives a new, valid object what it takes from a
+	// pool shared by all objects (a Service's ClusterIP), inside the
+	// transaction that stores it (a Read one for a dry run).
+	allocate func(s *server, tx *db.Tx, obj db.Object) error
 	// spec is the part of the object whose change bumps metadata.generation.
 	spec func(obj db.Object) any
 	// defaultPropagation applies to DELETE without a propagation policy.
@@ -87,6 +94,9 @@ type resource struct {
 	categories []string
 	// validateName validates metadata.name; nil = a DNS subdomain.
 	validateName apivalidation.ValidateNameFunc
+	// warning, if set, goes with every answer about the resource (kube's
+	// deprecation warning).
+	warning string
 }
 
 // allVerbs are the verbs of a resource served in full.
@@ -107,7 +117,8 @@ func (rs *resource) serves(verb string) bool { return slices.Contains(rs.servedV
 func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 
 // resources are all the served resources.
-var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource}
+var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
+	serviceResource, endpointsResource, endpointSliceResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }
@@ -130,4 +141,28 @@ func (rs *resource) setTypeMeta(obj db.Object) {
 // objectFields are the field-selector fields every object has.
 func objectFields(obj db.Object) fields.Set {
 	return fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}
+}
+
+// validateAs adapts a kube rule on a new object of kind T to a
+// validateCreate hook.
+func validateAs[T db.Object](rule func(T) field.ErrorList) func(db.Object) field.ErrorList {
+	return func(obj db.Object) field.ErrorList { return rule(obj.(T)) }
+}
+
+// validateUpdateAs adapts a kube rule on an update (new, old) of kind T to
+// a validateUpdate or validateStatusUpdate hook.
+func validateUpdateAs[T db.Object](rule func(T, T) field.ErrorList) func(db.Object, db.Object) field.ErrorList {
+	return func(newObj, oldObj db.Object) field.ErrorList { return rule(newObj.(T), oldObj.(T)) }
+}
+
+// prepareUpdateAs adapts kube's preparations of an update and of a status
+// update of kind T to a prepareUpdate hook.
+func prepareUpdateAs[T db.Object](update, status func(T, T)) func(db.Object, db.Object, bool) {
+	return func(newObj, oldObj db.Object, isStatus bool) {
+		if isStatus {
+			status(newObj.(T), oldObj.(T))
+			return
+		}
+		update(newObj.(T), oldObj.(T))
+	}
 }

@@ -8,9 +8,9 @@ import (
 
 // routes is the one route table of the API.
 func (s *server) routes(r *mux.Router) {
-	r.HandleFunc("/healthz", s.health)
-	r.HandleFunc("/livez", s.health)
-	r.HandleFunc("/readyz", s.ready)
+	s.healthRoutes(r, "healthz", s.liveChecks())
+	s.healthRoutes(r, "livez", s.liveChecks())
+	s.healthRoutes(r, "readyz", s.readyChecks())
 	r.HandleFunc("/version", s.version)
 
 	r.HandleFunc("/api", s.coreVersions)
@@ -32,6 +32,7 @@ func (s *server) routes(r *mux.Router) {
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
 	r.HandleFunc(ImagesPath, s.images)
+	r.HandleFunc(BackupPath, s.backup)
 }
 
 // resourceRoutes registers the collection, object and subresource paths of
@@ -100,6 +101,9 @@ func (s *server) verbHandlers(rs *resource, byVerb map[string]http.HandlerFunc) 
 // MethodNotSupported Status.
 func (s *server) methods(rs *resource, sub string, byMethod map[string]http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if rs.warning != "" {
+			addWarning(w, rs.warning)
+		}
 		h, ok := byMethod[r.Method]
 		if !ok {
 			res := rs.groupResource()

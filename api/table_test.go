@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 func TestPodStatus(t *testing.T) {
@@ -130,8 +132,14 @@ func TestJobCells(t *testing.T) {
 	start := metav1.NewTime(now.Add(-90 * time.Second))
 	done := metav1.NewTime(now.Add(-30 * time.Second))
 	base := func(mutate func(*batchv1.Job)) *batchv1.Job {
-		j := templateJob(nil)
-		defaultJob(j)
+		j := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "uid"},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "c", Image: "busybox:1.35"}},
+			}}},
+		}
+		kube.PrepareJobForCreate(j)
 		j.CreationTimestamp = metav1.NewTime(now.Add(-2 * time.Minute))
 		mutate(j)
 		return j

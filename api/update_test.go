@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -264,5 +265,64 @@ func TestPodUpdateOnlyImage(t *testing.T) {
 	bad := ts.do(t, "PATCH", podsPath+"/p", `{"spec":{"restartPolicy":"Never"}}`, "Content-Type: application/merge-patch+json")
 	if bad.code != 422 {
 		t.Errorf("restartPolicy change: %d %s", bad.code, bad.body)
+	}
+}
+
+// TestCreatePodQOSClass: a created pod's qosClass is the kubelet's, from
+// cpu and memory alone (an ephemeral-storage request leaves it BestEffort).
+func TestCreatePodQOSClass(t *testing.T) {
+	ts := newTestServer(t)
+	tests := map[string]struct{ resources, want string }{
+		"nothing":                   {`{}`, "BestEffort"},
+		"ephemeral-storage only":    {`{"requests":{"ephemeral-storage":"1Gi"}}`, "BestEffort"},
+		"limits only":               {`{"limits":{"cpu":"1","memory":"64Mi"}}`, "Guaranteed"},
+		"memory request only":       {`{"requests":{"memory":"64Mi"}}`, "Burstable"},
+		"requests below the limits": {`{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"cpu":"1","memory":"64Mi"}}`, "Burstable"},
+	}
+	i := 0
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			i++
+			r := ts.do(t, "POST", podsPath, fmt.Sprintf(`{"metadata":{"name":"p%d"},"spec":{"containers":[{"name":"c","image":"busybox:1.35","resources":%s}]}}`, i, tc.resources))
+			var pod corev1.Pod
+			if err := json.Unmarshal([]byte(r.body), &pod); r.code != 201 || err != nil {
+				t.Fatalf("code %d: %s", r.code, r.body)
+			}
+			if pod.Status.QOSClass != corev1.PodQOSClass(tc.want) {
+				t.Errorf("qosClass %s, want %s", pod.Status.QOSClass, tc.want)
+			}
+		})
+	}
+}
+
+// TestPodDefaultsOnCreateAndUpdate: a pod's defaults (kube's
+// SetDefaults_Pod) apply to what a client sends on create and on update
+// alike: requests follow limits, enableServiceLinks is true, a hostNetwork
+// pod's ports are host ports. A PUT of the manifest as the client first
+// wrote it (bound to the node) changes nothing and is accepted.
+func TestPodDefaultsOnCreateAndUpdate(t *testing.T) {
+	ts := newTestServer(t)
+	const manifest = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"hostNetwork":true,
+		"initContainers":[{"name":"i","image":"busybox:1.35","resources":{"limits":{"cpu":"1"}}}],
+		"containers":[{"name":"c","image":"busybox:1.35","ports":[{"containerPort":8080}],
+			"resources":{"requests":{"cpu":"100m"},"limits":{"cpu":"1","memory":"64Mi"}}}]}}`
+	r := ts.do(t, "POST", podsPath, manifest)
+	if r.code != 201 {
+		t.Fatalf("create: %d %s", r.code, r.body)
+	}
+	var pod corev1.Pod
+	if err := json.Unmarshal([]byte(r.body), &pod); err != nil {
+		t.Fatal(err)
+	}
+	c, i := pod.Spec.Containers[0], pod.Spec.InitContainers[0]
+	got := []string{c.Resources.Requests.Cpu().String(), c.Resources.Requests.Memory().String(), i.Resources.Requests.Cpu().String(),
+		fmt.Sprint(c.Ports[0].HostPort), fmt.Sprint(pod.Spec.EnableServiceLinks != nil && *pod.Spec.EnableServiceLinks)}
+	want := []string{"100m", "64Mi", "1", "8080", "true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want,+got):\n%s", diff)
+	}
+	bound := strings.Replace(manifest, `"hostNetwork":true,`, `"hostNetwork":true,"nodeName":"node-a",`, 1)
+	if r := ts.do(t, "PUT", podsPath+"/p", bound); r.code != 200 {
+		t.Errorf("update with the manifest as first written: %d %s", r.code, r.body)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // generateNameAttempts bounds the retries of a generated name that is taken.
@@ -138,7 +139,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 		obj := in.DeepCopyObject().(db.Object)
 		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
 		if generated {
-			obj.SetName(obj.GetGenerateName() + db.RandomSuffix())
+			obj.SetName(db.GeneratedName(obj.GetGenerateName()))
 		}
 		obj.SetUID(uuid.NewUUID())
 		rs.prepareCreate(s, obj)
@@ -151,8 +152,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
 		if opts.dryRun {
-			err := s.store.Read(func(tx *db.Tx) error { return s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()) })
-			if err != nil {
+			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj) }); err != nil {
 				return nil, err
 			}
 			obj.SetCreationTimestamp(metav1.Now())
@@ -160,7 +160,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return obj, nil
 		}
 		err := s.store.Write(func(tx *db.Tx) error {
-			if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
+			if err := s.admitCreate(tx, rs, obj); err != nil {
 				return err
 			}
 			return tx.Create(rs.store, obj)
@@ -173,6 +173,18 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 		}
 		return obj, nil
 	}
+}
+
+// admitCreate checks, in the transaction that stores it, that obj may be
+// created where it is, and gives it what it takes from shared pools.
+func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object) error {
+	if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
+		return err
+	}
+	if rs.allocate != nil {
+		return rs.allocate(s, tx, obj)
+	}
+	return nil
 }
 
 // clearSystemMeta drops the metadata a client may not set on create.
@@ -192,7 +204,7 @@ func validateObjectMeta(rs *resource, obj db.Object) field.ErrorList {
 	if validateName == nil {
 		validateName = apivalidation.NameIsDNSSubdomain
 	}
-	return apivalidation.ValidateObjectMetaAccessor(obj, rs.store.Namespaced, validateName, field.NewPath("metadata"))
+	return kube.ValidateObjectMeta(obj, rs.store.Namespaced, validateName)
 }
 
 // update serves PUT of an object or of its status.
@@ -267,8 +279,11 @@ func (s *server) updateObject(rs *resource, ns, name string, status bool, opts w
 		}
 		errs := apivalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata"))
 		errs = append(errs, validateObjectMeta(rs, obj)...)
-		if !status {
+		switch {
+		case !status:
 			errs = append(errs, rs.validateUpdate(obj, old)...)
+		case rs.validateStatusUpdate != nil:
+			errs = append(errs, rs.validateStatusUpdate(obj, old)...)
 		}
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(rs.groupKind(), name, errs)

@@ -26,6 +26,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
@@ -36,6 +37,7 @@ type Config struct {
 	DataDir             string
 	ContainerdAddress   string
 	ContainerdNamespace string
+	ContainerdState     string // the state directory of the containerd at ContainerdAddress
 	Listen              string // TCP address of the API; "" = none
 	Socket              string // unix socket of the API; "" = none
 	PodBackoffBase      time.Duration
@@ -52,16 +54,42 @@ type Config struct {
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
 	CNIBinDirs          []string // where the CNI plugins are; nil = network.DefaultPluginDirs
+	ServiceCIDR         string   // IPv4 range of ClusterIPs ("" = api.DefaultServiceCIDR)
+	ClusterDomain       string   // the cluster DNS domain ("" = cluster.local)
+	ResolvConf          string   // the host's resolver configuration pods and the cluster DNS use ("" = /etc/resolv.conf)
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
 	SystemReserved corev1.ResourceList
+	// RequestTimeout bounds a request that is not long-running (its body
+	// and its response; kube-apiserver's --request-timeout); 0 = 60s.
+	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the reads
+	// and writes the API serves at once (kube-apiserver's flags of those
+	// names); 0 = no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// MaxContainers caps the containers running at once (--max-containers);
+	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
+	MaxContainers int
 	// ContainerLogRotation is the container log rotation policy, the
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
 	ContainerLogRotation logs.Rotation
+	// SweepInterval is how often leftovers of pod instances are swept
+	// (0 = a minute).
+	SweepInterval time.Duration
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
+	// Status, if set, is told in a few words what skiffd is doing while it
+	// starts (systemd's STATUS= line).
+	Status func(string)
+}
+
+// status reports what skiffd is doing to cfg.Status, if set.
+func (cfg Config) status(s string) {
+	if cfg.Status != nil {
+		cfg.Status(s)
+	}
 }
 
 var _ podworker.Runtime = (*runtime.Runtime)(nil)
@@ -79,22 +107,31 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return err
 	}
+	services, err := checkServiceNetwork(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.status("opening the store")
 	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"))
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
-	if err := namespacecontroller.EnsureSystemNamespaces(store); err != nil {
+	retryNamespaces, err := startOrRetry("creating the system namespaces", func() error {
+		return namespacecontroller.EnsureSystemNamespaces(store)
+	})
+	if err != nil {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
 	// NOTE: before containerd, so that a pod subnet refused ends skiffd at once.
-	podNet, err := startPodNetwork(cfg, node)
+	podNet, err := startPodNetwork(cfg, node, services)
 	if err != nil {
 		return err
 	}
 
-	address, stopContainerd, err := connectContainerd(ctx, cfg)
+	cfg.status("connecting to containerd")
+	address, containerdState, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -106,6 +143,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		}
 	}
 	rtOpts := []runtime.Option{
+		runtime.WithContainerdState(containerdState),
 		runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo")),
 		runtime.WithLogDriverArg(cfg.ContainerLogRotation.Arg),
 	}
@@ -122,16 +160,32 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("asking containerd its version: %w", err)
 	}
 	logrus.WithFields(logrus.Fields{"address": address, "version": containerdVersion}).Info("containerd connected")
-	if err := importImages(ctx, rt, cfg.ImportImages); err != nil {
+	if len(cfg.ImportImages) > 0 {
+		cfg.status("importing images")
+	}
+	retryImports, err := startOrRetry("importing images", func() error {
+		return importImages(ctx, rt, cfg.ImportImages)
+	})
+	if err != nil {
 		return err
 	}
 
+	maxContainers := cfg.MaxContainers
+	if maxContainers == 0 {
+		var why string
+		maxContainers, why = defaultMaxContainers(node.memory.Value())
+		logrus.WithField("max", maxContainers).Info("containers running at once capped by the machine: " + why)
+	}
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
 	broadcaster := events.NewBroadcaster(events.Config{Store: store})
-	if err := startNode(store, node, facts, broadcaster); err != nil {
+	retryNode, err := startOrRetry("registering node "+node.name, func() error {
+		return startNode(store, node, facts, broadcaster)
+	})
+	if err != nil {
 		return fmt.Errorf("registering node %s: %w", node.name, err)
 	}
+	cfg.status("starting the controllers")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -150,7 +204,17 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 
+	for what, retry := range map[string]func(context.Context) error{
+		"system namespaces": retryNamespaces, "image import": retryImports, "node registration": retryNode,
+	} {
+		if retry != nil {
+			goRun(what, retry)
+		}
+	}
 	goRun("events", broadcaster.Run)
+	if err := startServices(store, services, cfg.ResolvConf, goRun); err != nil {
+		return err
+	}
 	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
@@ -170,8 +234,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		ReservedEphemeralStorage: cfg.SystemReserved[corev1.ResourceEphemeralStorage],
 		VolumeRoot:               filepath.Join(cfg.DataDir, "volumes"),
 		SeccompRoot:              filepath.Join(cfg.DataDir, "seccomp"),
+		MaxContainers:            max(maxContainers, 0),
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,
+		SweepInterval:            cfg.SweepInterval,
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,
@@ -181,6 +247,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		BackoffBase: cfg.PodBackoffBase,
 		BackoffMax:  cfg.PodBackoffMax,
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
+		// The API's own pod create strategy (api.Config's NodeName and
+		// NamespaceLifecycle below).
+		Pods: kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
 	}).Run)
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
@@ -193,13 +262,18 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		NodeName: node.name,
 		Version:  versionInfo(),
 		Streams:  &streams{rt: rt, logRoot: logRoot},
-		Ready: func(ctx context.Context) error {
+		ReadyChecks: []api.Check{{Name: "containerd", Check: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err
-		},
+		}}},
 		NamespaceLifecycle: true,
-		Images:             rt,
+		Images:             imageService{rt},
 		MaxImageSize:       cfg.MaxImageSize,
+		ServiceCIDR:        services.cidr,
+		RequestTimeout:     cfg.RequestTimeout,
+
+		MaxRequestsInFlight:         cfg.MaxRequestsInFlight,
+		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {
@@ -227,13 +301,16 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 // shadow part of the node's network. Any other fault is logged in one line
 // and shown on the pods, which wait for it to be fixed (never falling back
 // to the host's network).
-func startPodNetwork(cfg Config, node node) (*network.Network, error) {
+func startPodNetwork(cfg Config, node node, services serviceNetwork) (*network.Network, error) {
 	podNet, err := network.New(network.Config{
-		DataDir:    filepath.Join(cfg.DataDir, "network"),
-		PluginDirs: cfg.CNIBinDirs,
-		Subnet:     cfg.PodSubnet,
-		Bridge:     cfg.PodBridge,
-		HostIP:     node.hostIP,
+		DataDir:       filepath.Join(cfg.DataDir, "network"),
+		PluginDirs:    cfg.CNIBinDirs,
+		Subnet:        cfg.PodSubnet,
+		Bridge:        cfg.PodBridge,
+		HostIP:        node.hostIP,
+		ClusterDomain: services.domain,
+		ResolvConf:    cfg.ResolvConf,
+		ClusterDNS:    services.dnsIP,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configuring the pod network: %w", err)

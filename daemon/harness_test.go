@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,13 +26,15 @@ import (
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
+	"github.com/skiff-sh/skiff/serviceproxy"
 )
 
 // The private containerd every test of this package shares, and the
-// skiffd binary built once for them.
+// skiffd and skiff binaries built once for them.
 var (
 	containerd *runtimetest.Env
 	skiffdBin  string
+	skiffBin   string
 	testImage  string
 )
 
@@ -46,11 +49,13 @@ func runTests(m *testing.M) int {
 	}
 	return runtimetest.Main(m, func(env *runtimetest.Env, dir string) error {
 		containerd = env
-		skiffdBin = filepath.Join(dir, "skiffd")
-		build := exec.Command("go", "build", "-o", skiffdBin, "../cmd/skiffd")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building skiffd: %w", err)
+		skiffdBin, skiffBin = filepath.Join(dir, "skiffd"), filepath.Join(dir, "skiff")
+		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff"} {
+			build := exec.Command("go", "build", "-o", bin, pkg)
+			build.Stdout, build.Stderr = os.Stderr, os.Stderr
+			if err := build.Run(); err != nil {
+				return fmt.Errorf("building %s: %w", pkg, err)
+			}
 		}
 		return nil
 	})
@@ -69,6 +74,23 @@ type skiffd struct {
 	bridge  string
 	subnet  string
 	gateway string // the bridge's address
+	// serviceCIDR is the skiffd's own ClusterIP range: the Service rules
+	// of every skiffd on the host see all traffic.
+	serviceCIDR string
+	// logPath is skiffd's output; "" = skiffd.log in the data dir.
+	logPath string
+	// cd is the containerd this skiffd uses (default: the package's);
+	// bin its binary (default: skiffdBin); env is added to its environment.
+	cd  *runtimetest.Env
+	bin string
+	env []string
+}
+
+func (s *skiffd) logFile() string {
+	if s.logPath != "" {
+		return s.logPath
+	}
+	return filepath.Join(s.dataDir, "skiffd.log")
 }
 
 // newSkiffd prepares (but does not start) a skiffd with its own data dir and
@@ -83,15 +105,23 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 	// Every skiffd has its own pod address range and bridge, apart from
 	// every other test process on the machine; both go after the test.
 	podNet := nettest.Reserve(t)
+	n := skiffdCount.Add(1)
 	s := &skiffd{
+		cd: containerd, bin: skiffdBin,
 		t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra,
 		bridge: podNet.Bridge, subnet: podNet.Subnet, gateway: podNet.Gateway(),
+		// NOTE: the pid keeps the test binaries that run at once (go test -p)
+		// off each other's ranges.
+		serviceCIDR: fmt.Sprintf("10.%d.%d.0/24", 232+(os.Getpid()/256+int(n))%16, (os.Getpid()+int(n)*7)%256),
 	}
 	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
 	s.client = kubernetes.NewForConfigOrDie(cfg)
 	t.Cleanup(s.cleanup)
 	return s
 }
+
+// skiffdCount numbers the skiffds of this test process.
+var skiffdCount atomic.Int32
 
 // cleanup deletes what the test left running through skiffd (so that pod
 // networks are torn down properly), stops skiffd, and removes the pod
@@ -103,8 +133,13 @@ func (s *skiffd) cleanup() {
 	}
 	s.stop()
 	if s.t.Failed() {
-		b, _ := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+		b, _ := os.ReadFile(s.logFile())
 		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
+		// SKIFF_TEST_LOGS keeps the whole log of a failed test's skiffd.
+		if dir := os.Getenv("SKIFF_TEST_LOGS"); dir != "" {
+			name := strings.ReplaceAll(s.t.Name(), "/", "_") + ".log"
+			_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+		}
 	}
 	if s.cmd != nil {
 		s.removePodNetworks()
@@ -113,6 +148,9 @@ func (s *skiffd) cleanup() {
 	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
 	for _, m := range mounts {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
+	}
+	if err := serviceproxy.Remove(context.Background(), s.bridge); err != nil {
+		s.t.Logf("removing the service rules: %v", err)
 	}
 }
 
@@ -176,10 +214,17 @@ func (s *skiffd) deleteEverything() {
 // start runs skiffd and waits until /readyz answers 200.
 func (s *skiffd) start() {
 	s.t.Helper()
+	s.startAndWait("/readyz")
+}
+
+// startAndWait runs skiffd and waits until path answers 200.
+func (s *skiffd) startAndWait(path string) {
+	s.t.Helper()
 	args := []string{
 		"--data-dir", s.dataDir,
-		"--containerd-address", containerd.Address,
-		"--containerd-namespace", "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-")),
+		"--containerd-address", s.cd.Address,
+		"--containerd-state", s.cd.State,
+		"--containerd-namespace", s.namespace(),
 		"--listen", s.addr,
 		"--socket", s.socket,
 		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
@@ -187,10 +232,11 @@ func (s *skiffd) start() {
 		"--log-level", "debug",
 		// Each test has its own containerd namespace: give it the test image.
 		"--import-image", testImage,
-		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge,
+		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge, "--service-cidr", s.serviceCIDR,
 	}
-	s.cmd = exec.Command(skiffdBin, append(args, s.extra...)...)
-	logFile, err := os.OpenFile(filepath.Join(s.dataDir, "skiffd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
+	s.cmd.Env = append(os.Environ(), s.env...)
+	logFile, err := os.OpenFile(s.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -200,19 +246,24 @@ func (s *skiffd) start() {
 	}
 	s.exited = make(chan struct{})
 	go func() { s.cmd.Wait(); logFile.Close(); close(s.exited) }()
-	waitFor(s.t, 60*time.Second, "skiffd ready", func() (bool, error) {
+	waitFor(s.t, 60*time.Second, "skiffd answering "+path, func() (bool, error) {
 		select {
 		case <-s.exited:
 			return false, fmt.Errorf("skiffd exited")
 		default:
 		}
-		resp, err := http.Get("http://" + s.addr + "/readyz")
+		resp, err := http.Get("http://" + s.addr + path)
 		if err != nil {
 			return false, nil
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// namespace is the containerd namespace of this skiffd: one per test.
+func (s *skiffd) namespace() string {
+	return "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-"))
 }
 
 // kill sends SIGKILL to skiffd and waits for it to be gone.

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -54,7 +55,7 @@ func podImages(store *db.Store) (map[string]bool, error) {
 	inUse := map[string]bool{}
 	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		if kube.IsPodTerminal(pod) {
 			continue
 		}
 		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {

@@ -11,10 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/version"
-)
 
-// Version is skiffd's version, reported as the server's gitVersion.
-var Version = "v1.34.0-skiff"
+	"github.com/skiff-sh/skiff/internal/buildinfo"
+)
 
 // node describes this machine, the one node of skiff.
 type node struct {
@@ -75,13 +74,5 @@ func memTotal() (int64, error) {
 	return 0, fmt.Errorf("no MemTotal in /proc/meminfo")
 }
 
-func versionInfo() version.Info {
-	return version.Info{
-		Major:      "1",
-		Minor:      "34",
-		GitVersion: Version,
-		GoVersion:  goruntime.Version(),
-		Compiler:   goruntime.Compiler,
-		Platform:   goruntime.GOOS + "/" + goruntime.GOARCH,
-	}
-}
+// versionInfo is what /version serves: the build's, from the Makefile.
+func versionInfo() version.Info { return buildinfo.Info() }

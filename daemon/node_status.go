@@ -19,14 +19,12 @@ import (
 
 	"github.com/skiff-sh/skiff/daemon/events"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // nodeStatusInterval is how often the node's status is written again
 // when nothing changed (the kubelet's nodeStatusReportFrequency).
 const nodeStatusInterval = 5 * time.Minute
-
-// maxPods is the pods capacity the kubelet reports by default (--max-pods).
-const maxPods = 110
 
 // nodeFacts is what the Node object says of this machine beyond node.
 type nodeFacts struct {
@@ -55,7 +53,7 @@ func gatherNodeFacts(dataDir, containerdVersion string, reserved corev1.Resource
 			OSImage:         osImage("/etc/os-release"),
 			OperatingSystem: goruntime.GOOS,
 			Architecture:    goruntime.GOARCH,
-			KubeletVersion:  Version,
+			KubeletVersion:  versionInfo().GitVersion,
 		},
 	}
 	f.info.ContainerRuntimeVersion = "containerd://" + f.containerdVersion
@@ -98,16 +96,9 @@ func nodeObject(n node, f nodeFacts, now metav1.Time) *corev1.Node {
 		corev1.ResourceCPU:              n.cpu,
 		corev1.ResourceMemory:           n.memory,
 		corev1.ResourceEphemeralStorage: f.storage,
-		corev1.ResourcePods:             *resource.NewQuantity(maxPods, resource.DecimalSI),
+		corev1.ResourcePods:             *resource.NewQuantity(kube.DefaultMaxPods, resource.DecimalSI),
 		"hugepages-1Gi":                 resource.MustParse("0"),
 		"hugepages-2Mi":                 resource.MustParse("0"),
-	}
-	allocatable := capacity.DeepCopy()
-	for name, q := range f.reserved {
-		if a, ok := allocatable[name]; ok {
-			a.Sub(q)
-			allocatable[name] = a
-		}
 	}
 	condition := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, message string) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: message,
@@ -130,7 +121,7 @@ func nodeObject(n node, f nodeFacts, now metav1.Time) *corev1.Node {
 		},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
-			Allocatable: allocatable,
+			Allocatable: kube.Allocatable(capacity, f.reserved),
 			Conditions: []corev1.NodeCondition{
 				condition(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
 				condition(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -80,7 +80,7 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 	// time rather than from the file's current end means no output caused
 	// by the client's first input can slip in before the file is read.
 	opts := logs.Options{Since: time.Now(), Live: true}
-	spec := containerSpec(pod, container)
+	spec, _ := kube.FindContainer(&pod.Spec, container)
 	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
 	switch {
 	case sio.Stdin != nil && spec != nil && spec.Stdin:
@@ -91,7 +91,7 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 	if sio.Resize != nil {
 		go s.forwardResizes(ctx, id, sio.Resize, log)
 	}
-	path := logs.Path(s.logRoot, pod.Namespace, pod.Name, string(pod.UID), container, attempt)
+	path := kube.ContainerLogPath(s.logRoot, pod, container, attempt)
 	// NOTE: Write drains a followed file until its writer, the log driver,
 	// lets go of it: when the instance's output ends.
 	follow := &logs.Follow{Next: func(context.Context, int) (string, bool) { return "", false }}
@@ -197,35 +197,13 @@ func (c crlfWriter) Flush() {
 // runningInstance is the containerd ID and attempt of the running instance
 // of a container (regular, init or ephemeral), from the pod's status.
 func runningInstance(pod *corev1.Pod, container string) (id string, attempt int, err error) {
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses,
-		pod.Status.InitContainerStatuses, pod.Status.EphemeralContainerStatuses} {
-		for _, cs := range list {
-			if cs.Name != container {
-				continue
-			}
-			id, ok := strings.CutPrefix(cs.ContainerID, "containerd://")
-			if cs.State.Running == nil || !ok || id == "" {
-				return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
-			}
-			return id, int(cs.RestartCount), nil
-		}
+	cs := kube.PodContainerStatus(&pod.Status, container)
+	if cs == nil || cs.State.Running == nil {
+		return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
 	}
-	return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
-}
-
-// containerSpec is the spec of a regular, init or ephemeral container.
-func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
+	id, ok := kube.ParseContainerID(cs.ContainerID)
+	if !ok {
+		return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
 	}
-	for i := range pod.Spec.EphemeralContainers {
-		if ec := &pod.Spec.EphemeralContainers[i]; ec.Name == name {
-			return (*corev1.Container)(&ec.EphemeralContainerCommon)
-		}
-	}
-	return nil
+	return id, int(cs.RestartCount), nil
 }

@@ -1,7 +1,11 @@
 package db
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -80,4 +84,65 @@ func BenchmarkListJobPods(b *testing.B) {
 			b.Fatalf("List: %d objects, %v", len(objs), err)
 		}
 	}
+}
+
+// fillPods writes n Job pods in one transaction.
+func fillPods(b *testing.B, s *Store, n int) {
+	b.Helper()
+	if err := s.Write(func(tx *Tx) error {
+		for i := range n {
+			if err := tx.Create(Pods, jobPod(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkBackup copies a store of 5000 pods to a file (as `skiffd
+// backup` does, with its fsync).
+func BenchmarkBackup(b *testing.B) {
+	s, _ := openStore(b)
+	fillPods(b, s, 5000)
+	path := filepath.Join(b.TempDir(), "backup.db")
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Backup(context.Background(), f, func(size int64, _ uint64) { b.SetBytes(size) }); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// BenchmarkCreatePodDuringBackups is BenchmarkCreatePod while backups of
+// a 5000-pod store run one after the other: what a backup costs writers.
+func BenchmarkCreatePodDuringBackups(b *testing.B) {
+	s, _ := openStore(b)
+	fillPods(b, s, 5000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_ = s.Backup(ctx, io.Discard, nil)
+		}
+	}()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := s.Create(Pods, jobPod(5000+i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cancel()
+	<-done
 }

@@ -8,7 +8,8 @@
 //	    rv         → uint64 BE: the last assigned resourceVersion
 //	    compacted  → uint64 BE: the newest resourceVersion trimmed from changes/ (absent = 0)
 //	objects/
-//	    <resource>/                  (Resource.Name: "jobs", "pods", "events", "namespaces", "nodes";
+//	    <resource>/                  (Resource.Name: "jobs", "pods", "events", "namespaces", "nodes",
+//	                                 "services", "endpoints", "endpointslices";
 //	                                 created on first write; cluster-scoped ones have namespace "")
 //	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON
 //	changes/
@@ -28,4 +29,11 @@
 // Writes are serialized by the store and published to watchers from bbolt's
 // OnCommit, in resourceVersion order; a watcher never sees uncommitted state
 // and never blocks a writer (its queue is in memory and capped).
+//
+// A full disk: a commit that cannot get its pages onto the disk (ENOSPC,
+// EDQUOT) is rolled back whole by bbolt and fails with ErrNoSpace; reads go
+// on, and an existing store opens without writing, so skiffd starts on a
+// full disk. A write that changes nothing is rolled back rather than
+// committed. Writable reports whether the disk takes writes, probing it
+// while it was full.
 package db

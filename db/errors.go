@@ -22,4 +22,8 @@ var (
 	ErrTooSlow = errors.New("watcher too slow")
 	// ErrUnchanged is returned by a Modify callback that decided not to write.
 	ErrUnchanged = errors.New("unchanged")
+	// ErrNoSpace: the disk holding the store is full (ENOSPC) or its quota
+	// is used up (EDQUOT). Nothing of the write was stored; the same write
+	// may succeed once space is freed.
+	ErrNoSpace = errors.New("no space left on the store's disk")
 )

@@ -17,29 +17,48 @@ const (
 	generateNameAttempts = 8
 )
 
-// RandomSuffix returns the 5 random characters (from
-// "bcdfghjklmnpqrstvwxz2456789") that Create appends to GenerateName. Callers
-// that must know a generated name before creating use it to set Name themselves.
-func RandomSuffix() string {
-	return utilrand.String(randomSuffixLength)
-}
-
-// generatedName appends a random suffix to base, cut as Kubernetes cuts it.
-func generatedName(base string) string {
+// GeneratedName is a name generated from base as Create generates one: base
+// cut as Kubernetes cuts it, and 5 random characters of
+// "bcdfghjklmnpqrstvwxz2456789". Callers that must know a generated name
+// before creating use it to set Name themselves.
+func GeneratedName(base string) string {
 	if len(base) > maxGeneratedNameLength {
 		base = base[:maxGeneratedNameLength]
 	}
-	return base + RandomSuffix()
+	return base + utilrand.String(randomSuffixLength)
 }
 
 // freeGeneratedName picks a generated name not yet taken in namespace.
 func freeGeneratedName(b *bbolt.Bucket, r Resource, namespace, base string) (string, error) {
 	for range generateNameAttempts {
-		name := generatedName(base)
+		name := GeneratedName(base)
 		if b.Get(objectKey(namespace, name)) == nil {
 			return name, nil
 		}
 	}
 	return "", fmt.Errorf("%s %q: no free generated name after %d attempts: %w",
 		r.Name, describeKey(namespace, base), generateNameAttempts, ErrAlreadyExists)
+}
+
+// GenerateName gives obj a name from its GenerateName as Create would (a
+// name not yet taken in its namespace), for a writer that validates a new
+// object under its final name before creating it in the same transaction,
+// as kube-apiserver names an object before validating it. An obj that has
+// a Name, or no GenerateName, is left alone.
+func (tx *Tx) GenerateName(r Resource, obj Object) error {
+	base := obj.GetGenerateName()
+	if obj.GetName() != "" || base == "" {
+		return nil
+	}
+	b := tx.bucket(r)
+	if b == nil {
+		obj.SetName(GeneratedName(base))
+		return nil
+	}
+	name, err := freeGeneratedName(b, r, obj.GetNamespace(), base)
+	if err != nil {
+		return err
+	}
+	obj.SetName(name)
+	return nil
 }

@@ -3,6 +3,7 @@ package db
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -32,5 +33,8 @@ var (
 	Events     = Resource{Name: "events", Namespaced: true, New: func() Object { return &corev1.Event{} }}
 	Namespaces = Resource{Name: "namespaces", New: func() Object { return &corev1.Namespace{} },
 		Finalizing: func(obj Object) bool { return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0 }}
-	Nodes = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
+	Nodes          = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
+	Services       = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
+	Endpoints      = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
+	EndpointSlices = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
 )

@@ -3,6 +3,7 @@ package db
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,8 @@ type Store struct {
 	watchers map[*Watcher]struct{}
 	// advanced, if not nil, is closed when rv next advances (see WaitFor).
 	advanced chan struct{}
+
+	space spaceState // whether the disk took the last write (space.go)
 }
 
 // Option configures a Store at Open.
@@ -74,12 +77,44 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	_, statErr := os.Stat(path)
+	isNew := errors.Is(statErr, os.ErrNotExist)
 	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: openTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		if isNew {
+			// NOTE: a store that could not even be initialized (a full
+			// disk) is removed, so that the next start initializes it
+			// again instead of finding a torn file.
+			_ = os.Remove(path)
+		}
+		return nil, fmt.Errorf("opening %s: %w", path, mapWriteError(err))
 	}
 	s := &Store{db: bdb, opts: o, watchers: map[*Watcher]struct{}{}}
-	err = bdb.Update(func(btx *bbolt.Tx) error {
+	if err := s.initialize(); err != nil {
+		return nil, errors.Join(fmt.Errorf("initializing %s: %w", path, err), bdb.Close())
+	}
+	return s, nil
+}
+
+// initialize creates the top buckets of a new store and loads the last
+// resourceVersion. An existing store is only read, so that it opens on a
+// full disk.
+func (s *Store) initialize() error {
+	complete := false
+	err := s.db.View(func(btx *bbolt.Tx) error {
+		complete = true
+		for _, name := range [][]byte{bucketMeta, bucketObjects, bucketChanges} {
+			complete = complete && btx.Bucket(name) != nil
+		}
+		if complete {
+			s.rv.Store(readU64(btx.Bucket(bucketMeta).Get(keyRV)))
+		}
+		return nil
+	})
+	if err != nil || complete {
+		return err
+	}
+	return mapWriteError(s.db.Update(func(btx *bbolt.Tx) error {
 		for _, name := range [][]byte{bucketMeta, bucketObjects, bucketChanges} {
 			if _, err := btx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("creating bucket %s: %w", name, err)
@@ -87,11 +122,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		}
 		s.rv.Store(readU64(btx.Bucket(bucketMeta).Get(keyRV)))
 		return nil
-	})
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("initializing %s: %w", path, err), bdb.Close())
-	}
-	return s, nil
+	}))
 }
 
 // Close closes the store; open watchers end with ErrClosed. It waits for
@@ -140,21 +171,34 @@ func (s *Store) Write(fn func(tx *Tx) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	return mapBoltError(s.db.Update(func(btx *bbolt.Tx) error {
+	err := s.db.Update(func(btx *bbolt.Tx) error {
 		tx := newTx(btx)
 		if err := fn(tx); err != nil {
 			return err
 		}
 		if len(tx.events) == 0 {
-			return nil
+			// NOTE: every change goes through Tx's methods, which queue an
+			// event: with none, nothing changed. Rolling back spares the
+			// commit (a page and an fsync), so that writes that change
+			// nothing also work on a full disk.
+			return errNothingWritten
 		}
 		if err := tx.saveMeta(s.opts.changeLogSize); err != nil {
 			return err
 		}
 		btx.OnCommit(func() { s.publish(tx.rv, tx.events) })
 		return nil
-	}))
+	})
+	if errors.Is(err, errNothingWritten) {
+		return nil
+	}
+	err = mapBoltError(mapWriteError(err))
+	s.space.observe(err)
+	return err
 }
+
+// errNothingWritten rolls back a Write whose callback changed nothing.
+var errNothingWritten = errors.New("nothing written")
 
 // mapBoltError turns bbolt's "closed" into ErrClosed.
 func mapBoltError(err error) error {

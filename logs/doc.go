@@ -12,6 +12,13 @@
 // without its newline, so that attach (Options.Live) shows prompts at once;
 // readers otherwise join P entries back into lines.
 //
+// A full disk loses lines, never silently: an entry the file cannot take
+// whole is not written (a torn one is cut off again), and the driver counts
+// the lines it lost in whole or in part in the instance's dropped-lines
+// record (<attempt>.dropped, made at full size by Prepare before the
+// container starts, then overwritten in place, which needs no new block).
+// ReadDropped gives the count once the driver is done.
+//
 // The writer and readers coordinate through flock(2) on the log file: the
 // driver holds an exclusive lock on its current file, so a reader that can
 // take a shared lock knows the file is complete; once it is, the path naming

@@ -66,11 +66,54 @@ func runDriver(path string, rot Rotation, out, errs io.Reader, ready io.Closer, 
 	}
 
 	ew := newEntryWriter(lf, now)
+	drops := newDropRecorder(path)
+	defer drops.close()
+	ew.onDrop = drops.record
 	var wg sync.WaitGroup
 	var copyErrs [numStreams]error
 	for s, r := range map[stream]io.Reader{stdout: out, stderr: errs} {
-		wg.Go(func() { copyErrs[s] = copyStream(r, s, ew) })
+		wg.Go(func() {
+			copyErrs[s] = copyStream(r, s, ew)
+			ew.endStream(s)
+		})
 	}
 	wg.Wait()
-	return errors.Join(copyErrs[stdout], copyErrs[stderr], ew.firstErr())
+	return errors.Join(copyErrs[stdout], copyErrs[stderr], ew.firstErr(), drops.err)
+}
+
+// dropRecorder keeps the dropped-lines record of the driver's log up to
+// date. It opens the record when the first line is dropped (Prepare has
+// usually made it already).
+type dropRecorder struct {
+	path string
+	rec  *droppedRecord
+	err  error // the first failure to record
+}
+
+func newDropRecorder(path string) *dropRecorder { return &dropRecorder{path: path} }
+
+// record writes the count (under the entryWriter's lock).
+func (d *dropRecorder) record(lines int64, cause error) {
+	var err error
+	if d.rec == nil {
+		d.rec, err = openDroppedRecord(d.path)
+	}
+	if err == nil {
+		msg := ""
+		if cause != nil {
+			msg = cause.Error()
+		}
+		err = d.rec.set(lines, msg)
+	}
+	if err != nil && d.err == nil {
+		// NOTE: the shim keeps the driver's stderr; the count is lost.
+		d.err = fmt.Errorf("%d log lines dropped: %w", lines, err)
+		fmt.Fprintln(os.Stderr, d.err)
+	}
+}
+
+func (d *dropRecorder) close() {
+	if d.rec != nil {
+		d.rec.close()
+	}
 }

@@ -18,12 +18,21 @@ const maxLineSize = 16 * 1024
 
 // entryWriter writes whole CRI entries to w, one write(2) per entry, under a
 // mutex so that entries of the two streams never interleave mid-line.
+//
+// An entry w could not take whole (the disk is full) is dropped, and the
+// line it belongs to counted as dropped once the line ends: a line is lost
+// in whole or in part, and each one is counted once.
 type entryWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
 	now func() time.Time
 	buf []byte
 	err error // the first write error; writing goes on to drain the container
+
+	lossy   [numStreams]bool // an entry of the stream's current line was dropped
+	dropped int64            // lines dropped so far
+	// onDrop, if set, is told the count each time a dropped line ends.
+	onDrop func(lines int64, cause error)
 }
 
 func newEntryWriter(w io.Writer, now func() time.Time) *entryWriter {
@@ -36,9 +45,42 @@ func (ew *entryWriter) write(s stream, partial bool, text []byte) {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
 	ew.buf = appendEntry(ew.buf[:0], ew.now().UTC(), s, partial, text)
-	if _, err := ew.w.Write(ew.buf); err != nil && ew.err == nil {
+	n, err := ew.w.Write(ew.buf)
+	if err != nil && ew.err == nil {
 		ew.err = fmt.Errorf("writing %s entry: %w", s, err)
 	}
+	if n < len(ew.buf) {
+		ew.lossy[s] = true
+	}
+	if !partial {
+		ew.endLine(s)
+	}
+}
+
+// endStream ends the stream: a line it left unfinished ends here.
+func (ew *entryWriter) endStream(s stream) {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	ew.endLine(s)
+}
+
+// endLine counts the stream's current line if some of it was dropped.
+func (ew *entryWriter) endLine(s stream) {
+	if !ew.lossy[s] {
+		return
+	}
+	ew.lossy[s] = false
+	ew.dropped++
+	if ew.onDrop != nil {
+		ew.onDrop(ew.dropped, ew.err)
+	}
+}
+
+// droppedLines is how many lines were dropped so far.
+func (ew *entryWriter) droppedLines() int64 {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	return ew.dropped
 }
 
 // firstErr returns the first write error, if any.

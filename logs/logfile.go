@@ -47,13 +47,24 @@ func openLogFile(path string, rot Rotation, now func() time.Time) (*logFile, err
 
 // Write writes one whole entry, rotating first when it would take the file
 // over the size limit. A failed rotation is returned, but the entry is
-// still written, to the current file.
+// still written, to the current file. An entry the file cannot take whole
+// (the disk is full) is not written at all: n is 0.
 func (l *logFile) Write(entry []byte) (int, error) {
 	var rotErr error
 	if l.rot.MaxSize > 0 && l.size > 0 && l.size+int64(len(entry)) > l.rot.MaxSize {
 		rotErr = l.rotate()
 	}
 	n, err := l.f.Write(entry)
+	if err != nil && n > 0 {
+		// NOTE: a torn entry would run into the next one and corrupt both:
+		// cut the file back to where it began (shrinking needs no space).
+		if terr := l.f.Truncate(l.size); terr != nil {
+			err = errors.Join(err, fmt.Errorf("removing a torn entry: %w", terr))
+			l.size += int64(n)
+			return n, errors.Join(rotErr, err)
+		}
+		n = 0
+	}
 	l.size += int64(n)
 	return n, errors.Join(rotErr, err)
 }

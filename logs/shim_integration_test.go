@@ -34,7 +34,7 @@ func TestShimLogDriver(t *testing.T) {
 	}
 	defer rt.Close()
 
-	path := Path(t.TempDir(), "default", "p", "uid", "c", 0)
+	path := filepath.Join(t.TempDir(), "default_p_uid", "c", "0.log")
 	cfg := runtime.ContainerConfig{
 		ID:    "logs-shim",
 		Image: runtimetest.Image,
@@ -111,7 +111,7 @@ func TestShimLogRotation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Close()
-			path := Path(t.TempDir(), "default", "p", "uid", "c", 0)
+			path := filepath.Join(t.TempDir(), "default_p_uid", "c", "0.log")
 			cfg := runtime.ContainerConfig{
 				ID:      "logs-rotation-" + strconv.Itoa(tc.maxFiles),
 				Image:   runtimetest.Image,

@@ -95,16 +95,51 @@ func TestPodResolvConf(t *testing.T) {
 		Searches:    []string{"corp.example"},
 		Options:     []string{"ndots:2", "edns0"},
 	}
-	five := "5"
+	five, two := "5", "2"
+	cluster := clusterDNS{server: "10.88.0.1", domain: "cluster.local"}
+	clusterSearch := []string{"team.svc.cluster.local", "svc.cluster.local", "cluster.local", "corp.example"}
 	tests := map[string]struct {
-		pod  Pod
-		want resolvConf
+		pod     Pod
+		cluster clusterDNS
+		want    resolvConf
 	}{
+		"ClusterFirst: the cluster DNS, its search path then the host's, ndots:5": {
+			pod:     Pod{Namespace: "team", DNSPolicy: corev1.DNSClusterFirst},
+			cluster: cluster,
+			want:    resolvConf{Nameservers: []string{"10.88.0.1"}, Searches: clusterSearch, Options: []string{"ndots:5"}},
+		},
+		"unset policy is ClusterFirst": {
+			pod:     Pod{Namespace: "team"},
+			cluster: cluster,
+			want:    resolvConf{Nameservers: []string{"10.88.0.1"}, Searches: clusterSearch, Options: []string{"ndots:5"}},
+		},
+		"ClusterFirst on the host network falls back to Default": {
+			pod:     Pod{Namespace: "team", HostNetwork: true},
+			cluster: cluster,
+			want:    host,
+		},
+		"ClusterFirstWithHostNet on the host network": {
+			pod:     Pod{Namespace: "team", HostNetwork: true, DNSPolicy: corev1.DNSClusterFirstWithHostNet},
+			cluster: cluster,
+			want:    resolvConf{Nameservers: []string{"10.88.0.1"}, Searches: clusterSearch, Options: []string{"ndots:5"}},
+		},
+		"Default with cluster DNS is the host's, minus loopback": {
+			pod:     Pod{Namespace: "team", DNSPolicy: corev1.DNSDefault},
+			cluster: cluster,
+			want:    resolvConf{Nameservers: []string{"10.255.255.53"}, Searches: []string{"corp.example"}, Options: []string{"ndots:2", "edns0"}},
+		},
+		"ClusterFirst with dnsConfig": {
+			pod: Pod{Namespace: "team", DNSConfig: &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"},
+				Searches: []string{"svc.cluster.local", "extra.example"}, Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: &two}}}},
+			cluster: cluster,
+			want: resolvConf{Nameservers: []string{"10.88.0.1", "1.1.1.1"}, Searches: append(clusterSearch, "extra.example"),
+				Options: []string{"ndots:2"}},
+		},
 		"ClusterFirst without cluster DNS is the host's, minus loopback": {
 			pod:  Pod{DNSPolicy: corev1.DNSClusterFirst},
 			want: resolvConf{Nameservers: []string{"10.255.255.53"}, Searches: []string{"corp.example"}, Options: []string{"ndots:2", "edns0"}},
 		},
-		"unset policy is ClusterFirst": {
+		"unset policy without cluster DNS": {
 			pod:  Pod{},
 			want: resolvConf{Nameservers: []string{"10.255.255.53"}, Searches: []string{"corp.example"}, Options: []string{"ndots:2", "edns0"}},
 		},
@@ -147,7 +182,7 @@ func TestPodResolvConf(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, podResolvConf(tc.pod, host)); diff != "" {
+			if diff := cmp.Diff(tc.want, podResolvConf(tc.pod, host, tc.cluster)); diff != "" {
 				t.Errorf("podResolvConf (-want,+got):\n%s", diff)
 			}
 		})
@@ -222,5 +257,16 @@ func TestHostResolvConf(t *testing.T) {
 				t.Errorf("hostResolvConf (-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestGatewayIP(t *testing.T) {
+	for subnet, want := range map[string]string{"10.88.0.0/16": "10.88.0.1", "10.200.7.0/24": "10.200.7.1", "10.1.255.0/24": "10.1.255.1"} {
+		if got, err := GatewayIP(subnet); err != nil || got != want {
+			t.Errorf("GatewayIP(%s) = %q, %v; want %s", subnet, got, err, want)
+		}
+	}
+	if _, err := GatewayIP("fd00::/64"); err == nil {
+		t.Errorf("GatewayIP of an IPv6 subnet: no error")
 	}
 }

@@ -18,6 +18,7 @@
 package network
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -95,6 +96,11 @@ type Config struct {
 	// ResolvConf is the host's resolver configuration that pods inherit
 	// (the kubelet's --resolv-conf); "" = DefaultResolvConf.
 	ResolvConf string
+	// ClusterDNS is the IP of the cluster's DNS server, the nameserver of
+	// pods with dnsPolicy ClusterFirst (the kubelet's --cluster-dns); ""
+	// = none: those pods get the host's resolvers, as on a kubelet
+	// without cluster DNS.
+	ClusterDNS string
 	// HostsFile is the host's hosts file, the base of hostNetwork pods'
 	// /etc/hosts; "" = DefaultHostsFile.
 	HostsFile string
@@ -142,7 +148,7 @@ func New(cfg Config) (*Network, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(n.conflist, conf, 0o600); err != nil {
+	if err := writeFileIfChanged(n.conflist, conf, 0o600); err != nil {
 		return nil, fmt.Errorf("writing CNI config: %w", err)
 	}
 	if n.cni, err = newCNI(cfg, gocni.WithConfListFile(n.conflist)); err != nil {
@@ -292,6 +298,15 @@ func (n *Network) netnsDir(uid string) string { return filepath.Join(n.cfg.DataD
 
 // podDir holds the pod's sandbox.json, hosts and resolv.conf.
 func (n *Network) podDir(uid string) string { return filepath.Join(n.cfg.DataDir, "pods", uid) }
+
+// writeFileIfChanged writes data to path unless path holds it already: a
+// restart on a full disk must not need to write the same file again.
+func writeFileIfChanged(path string, data []byte, perm os.FileMode) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	return writeFileAtomic(path, data, perm)
+}
 
 // writeFileAtomic writes data to path through a temporary file and a
 // rename, so that a crash leaves either the old file or the new one.

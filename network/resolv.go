@@ -16,6 +16,7 @@ import (
 const (
 	maxNameservers = 3
 	maxSearches    = 32
+	maxSearchChars = 2048
 )
 
 // systemdResolvConf lists systemd-resolved's upstream servers, for hosts
@@ -56,23 +57,42 @@ func parseResolvConf(data []byte) resolvConf {
 	return rc
 }
 
-// podResolvConf is the pod's resolver configuration from the host's.
+// clusterDNS is the cluster's DNS as pods see it: the server skiffd
+// runs (none: "") and the cluster domain.
+type clusterDNS struct {
+	server, domain string
+}
+
+// defaultDNSOptions are the kubelet's options for cluster DNS.
+var defaultDNSOptions = []string{"ndots:5"}
+
+// podResolvConf is the pod's resolver configuration, as the kubelet's
+// GetPodDNS makes it from the host's (its --resolv-conf) and the cluster
+// DNS: ClusterFirst (the default) and ClusterFirstWithHostNet use the
+// cluster DNS with the search path <ns>.svc.<domain> svc.<domain> <domain>
+// and the host's searches, and options ndots:5; Default, and ClusterFirst
+// on a hostNetwork pod, take the host's configuration; None takes nothing
+// but the pod's dnsConfig, which is merged last in every case.
 //
-// NOTE: with dnsPolicy ClusterFirst (the default) and no cluster DNS
-// configured, the kubelet falls back to the Default policy, the host's
-// resolv.conf; skiff has no cluster DNS, so ClusterFirst,
-// ClusterFirstWithHostNet and Default all give the host's configuration,
-// None gives nothing but the pod's dnsConfig, which is merged last as the
-// kubelet merges it.
+// NOTE: without a cluster DNS server, ClusterFirst falls back to the
+// host's configuration, as the kubelet does without --cluster-dns.
 //
 // NOTE: unlike the kubelet, skiff drops the host's loopback nameservers
 // for a pod in its own network namespace: there, 127.0.0.53 (systemd-
 // resolved's stub) or 127.0.0.1 (dnsmasq) is the pod itself and answers
 // nothing. (The kubelet leaves that to the operator's --resolv-conf;
 // Docker filters them the same way.) hostNetwork pods keep them.
-func podResolvConf(pod Pod, host resolvConf) resolvConf {
+func podResolvConf(pod Pod, host resolvConf, cluster clusterDNS) resolvConf {
 	var rc resolvConf
-	if pod.DNSPolicy != corev1.DNSNone {
+	switch podDNSType(pod, cluster) {
+	case corev1.DNSClusterFirst:
+		rc = resolvConf{
+			Nameservers: []string{cluster.server},
+			Searches: appendNew([]string{pod.Namespace + ".svc." + cluster.domain, "svc." + cluster.domain, cluster.domain},
+				host.Searches...),
+			Options: slices.Clone(defaultDNSOptions),
+		}
+	case corev1.DNSDefault:
 		rc = resolvConf{
 			Nameservers: slices.Clone(host.Nameservers),
 			Searches:    slices.Clone(host.Searches),
@@ -90,10 +110,45 @@ func podResolvConf(pod Pod, host resolvConf) resolvConf {
 	if len(rc.Nameservers) > maxNameservers {
 		rc.Nameservers = rc.Nameservers[:maxNameservers]
 	}
-	if len(rc.Searches) > maxSearches {
-		rc.Searches = rc.Searches[:maxSearches]
-	}
+	rc.Searches = fitSearches(rc.Searches)
 	return rc
+}
+
+// podDNSType is the kubelet's getPodDNSType: which configuration a pod
+// gets — DNSClusterFirst (the cluster DNS), DNSDefault (the host's) or
+// DNSNone.
+func podDNSType(pod Pod, cluster clusterDNS) corev1.DNSPolicy {
+	switch pod.DNSPolicy {
+	case corev1.DNSNone:
+		return corev1.DNSNone
+	case corev1.DNSDefault:
+		return corev1.DNSDefault
+	case corev1.DNSClusterFirstWithHostNet:
+	default: // ClusterFirst, the default
+		if pod.HostNetwork {
+			return corev1.DNSDefault
+		}
+	}
+	if cluster.server == "" {
+		return corev1.DNSDefault
+	}
+	return corev1.DNSClusterFirst
+}
+
+// fitSearches cuts the search list to the kubelet's limits: 32 domains,
+// 2048 characters.
+func fitSearches(searches []string) []string {
+	if len(searches) > maxSearches {
+		searches = searches[:maxSearches]
+	}
+	total := 0
+	for i, s := range searches {
+		total += len(s) + 1
+		if total > maxSearchChars+1 {
+			return searches[:i]
+		}
+	}
+	return searches
 }
 
 func isLoopback(s string) bool {

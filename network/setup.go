@@ -171,7 +171,7 @@ func (n *Network) writeFiles(pod Pod, ip string) error {
 	if err := writeFileAtomic(filepath.Join(dir, "hosts"), hostsFile(pod, ip, n.cfg.ClusterDomain, hostHosts), 0o644); err != nil {
 		return fmt.Errorf("writing hosts file: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "resolv.conf"), podResolvConf(pod, host).bytes(), 0o644); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, "resolv.conf"), podResolvConf(pod, host, clusterDNS{server: n.cfg.ClusterDNS, domain: n.cfg.ClusterDomain}).bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing resolv.conf: %w", err)
 	}
 	return nil

@@ -11,35 +11,67 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"text/tabwriter"
+	"time"
 
+	"golang.org/x/term"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/skiff-sh/skiff/api"
 )
 
-// imagesCommand is the first argument of `skiffd images import FILE|-`.
+// imagesCommand is the first argument of `skiffd images list|import`.
 const imagesCommand = "images"
 
-// runImages runs `skiffd images SUBCOMMAND ...`; only import exists.
+const imagesUsage = `usage: skiffd images list [--socket PATH | --server URL] [--no-trunc] [-o table|json]
+       skiffd images import [--socket PATH | --server URL] FILE|-`
+
+// runImages runs `skiffd images SUBCOMMAND ...`.
 func runImages(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "import" {
-		return errors.New("usage: skiffd images import [--socket PATH | --server URL] FILE|-")
+	if len(args) == 0 {
+		return errors.New(imagesUsage)
 	}
+	switch args[0] {
+	case "import":
+		return runImagesImport(ctx, args[1:], stdout)
+	case "list", "ls":
+		return runImagesList(ctx, args[1:], stdout)
+	}
+	return errors.New(imagesUsage)
+}
+
+// clientFlags adds the flags that pick the daemon to talk to.
+func clientFlags(fs *flag.FlagSet) (socket, server *string) {
+	socket = fs.String("socket", "/run/skiff/skiff.sock", "unix socket of the skiffd API")
+	server = fs.String("server", "", "URL of the skiffd API instead of the socket, e.g. http://127.0.0.1:7070")
+	return socket, server
+}
+
+func runImagesImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("skiffd images import", flag.ContinueOnError)
-	socket := fs.String("socket", "/run/skiff/skiff.sock", "unix socket of the skiffd API")
-	server := fs.String("server", "", "URL of the skiffd API instead of the socket, e.g. http://127.0.0.1:7070")
-	if err := fs.Parse(args[1:]); err != nil {
+	socket, server := clientFlags(fs)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: skiffd images import [--socket PATH | --server URL] FILE|-")
+		return errors.New(imagesUsage)
 	}
-	in, err := openTarball(fs.Arg(0))
+	in, size, err := openTarball(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	names, err := importTarball(ctx, apiClient(*socket, *server), in)
+	var body io.Reader = in
+	var p *progress
+	if tty := terminal(stdout); tty != nil {
+		p = newProgress(tty, "importing "+fs.Arg(0), size)
+		body = p.reader(in)
+	}
+	names, err := importTarball(ctx, apiClient(*socket, *server), body)
+	if p != nil {
+		p.stop()
+	}
 	if err != nil {
 		return err
 	}
@@ -49,19 +81,35 @@ func runImages(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// openTarball opens path, or standard input for "-".
-func openTarball(path string) (io.ReadCloser, error) {
-	if path == "-" {
-		return io.NopCloser(os.Stdin), nil
+// terminal is w if it is a terminal (progress is for people), else nil.
+func terminal(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return w
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opening image tarball: %w", err)
-	}
-	return f, nil
+	return nil
 }
 
-// client posts to one skiffd API.
+// openTarball opens path, or standard input for "-", and says its size
+// when it is a regular file (-1 otherwise).
+func openTarball(path string) (io.ReadCloser, int64, error) {
+	f := os.Stdin
+	if path != "-" {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return nil, 0, fmt.Errorf("opening image tarball: %w", err)
+		}
+	}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	if path == "-" {
+		return io.NopCloser(f), size, nil
+	}
+	return f, size, nil
+}
+
+// client talks to one skiffd API.
 type client struct {
 	http *http.Client
 	base string // "http://host:port", no trailing slash
@@ -87,23 +135,33 @@ func importTarball(ctx context.Context, c client, tarball io.Reader) ([]string, 
 		return nil, fmt.Errorf("importing image: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-tar")
-	resp, err := c.http.Do(req)
+	data, err := c.do(req)
 	if err != nil {
 		return nil, fmt.Errorf("importing image: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("importing image: reading answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("importing image: %s", statusMessage(resp.Status, data))
 	}
 	var res api.ImportResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		return nil, fmt.Errorf("importing image: decoding answer: %w", err)
 	}
 	return res.Images, nil
+}
+
+// do sends req and returns the body of a 200 answer, else an error with
+// the message of the Status the daemon answered.
+func (c client) do(req *http.Request) ([]byte, error) {
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New(statusMessage(resp.Status, data))
+	}
+	return data, nil
 }
 
 // statusMessage is the message of a metav1.Status body, else the HTTP status.
@@ -113,4 +171,68 @@ func statusMessage(httpStatus string, body []byte) string {
 		return st.Message
 	}
 	return httpStatus
+}
+
+func runImagesList(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("skiffd images list", flag.ContinueOnError)
+	socket, server := clientFlags(fs)
+	output := fs.String("o", "table", "output format: table, or json (the API's ImageList)")
+	noTrunc := fs.Bool("no-trunc", false, "show whole digests")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 || (*output != "table" && *output != "json") {
+		return errors.New(imagesUsage)
+	}
+	c := apiClient(*socket, *server)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+api.ImagesPath, nil)
+	if err != nil {
+		return err
+	}
+	data, err := c.do(req)
+	if err != nil {
+		return fmt.Errorf("listing images: %w", err)
+	}
+	if *output == "json" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	var list api.ImageList
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("listing images: decoding answer: %w", err)
+	}
+	return writeImageTable(stdout, list.Items, *noTrunc, time.Now())
+}
+
+// writeImageTable prints images as `crictl images` does: aligned columns,
+// short digests unless noTrunc, sizes in IEC units, last use relative to now.
+func writeImageTable(w io.Writer, images []api.Image, noTrunc bool, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDIGEST\tSIZE\tLAST USED")
+	for _, img := range images {
+		digest := img.Digest
+		if algo, hex, ok := strings.Cut(digest, ":"); ok && !noTrunc && len(hex) > 12 {
+			digest = algo + ":" + hex[:12]
+		}
+		used := "never"
+		if img.LastUsed != nil {
+			used = duration.HumanDuration(now.Sub(img.LastUsed.Time)) + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", img.Name, digest, humanBytes(img.Size), used)
+	}
+	return tw.Flush()
+}
+
+// humanBytes writes n in IEC units with one decimal: "4.1 MiB".
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

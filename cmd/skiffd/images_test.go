@@ -11,8 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/api"
 )
 
 // fakeDaemon answers POST /skiff/v1/images with code and body, recording
@@ -123,11 +127,102 @@ func TestImagesImportOverSocket(t *testing.T) {
 }
 
 func TestImagesUsage(t *testing.T) {
-	for name, args := range map[string][]string{"none": nil, "unknown": {"list"}} {
+	for name, args := range map[string][]string{
+		"none": nil, "unknown": {"frobnicate"}, "list with arguments": {"list", "x"}, "list as yaml": {"list", "-o", "yaml"},
+	} {
 		t.Run(name, func(t *testing.T) {
 			if err := runImages(context.Background(), args, io.Discard); err == nil || !strings.Contains(err.Error(), "usage") {
 				t.Errorf("error %v, want usage", err)
 			}
 		})
+	}
+}
+
+func TestImagesList(t *testing.T) {
+	list := `{"kind":"ImageList","apiVersion":"skiff/v1","items":[` +
+		`{"name":"docker.io/library/alpine:3","digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","size":3456789},` +
+		`{"name":"docker.io/library/busybox:1.35","digest":"sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210","size":1234,"lastUsed":"2025-03-01T12:00:00Z"}]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/skiff/v1/images" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, list)
+	}))
+	defer srv.Close()
+
+	var out bytes.Buffer
+	if err := runImages(context.Background(), []string{"list", "--server", srv.URL, "-o", "json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != list {
+		t.Errorf("json output %q", out.String())
+	}
+	out.Reset()
+	if err := runImages(context.Background(), []string{"list", "--server", srv.URL}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"NAME", "DIGEST", "SIZE", "LAST USED", "docker.io/library/alpine:3", "sha256:0123456789ab ",
+		"3.3 MiB", "never", "docker.io/library/busybox:1.35", "1.2 KiB", " ago"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestImageTable(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 5, 0, 0, time.UTC)
+	used := metav1.NewTime(now.Add(-5 * time.Minute))
+	images := []api.Image{
+		{Name: "docker.io/library/busybox:1.35", Digest: "sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", Size: 2 << 20, LastUsed: &used},
+		{Name: "docker.io/library/alpine:3", Digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Size: 512},
+	}
+	tests := map[string]struct {
+		noTrunc bool
+		want    string
+	}{
+		"short digests": {want: "" +
+			"NAME                             DIGEST                SIZE      LAST USED\n" +
+			"docker.io/library/busybox:1.35   sha256:fedcba987654   2.0 MiB   5m ago\n" +
+			"docker.io/library/alpine:3       sha256:0123456789ab   512 B     never\n"},
+		"whole digests": {noTrunc: true, want: "" +
+			"NAME                             DIGEST                                                                    SIZE      LAST USED\n" +
+			"docker.io/library/busybox:1.35   sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210   2.0 MiB   5m ago\n" +
+			"docker.io/library/alpine:3       sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef   512 B     never\n"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := writeImageTable(&out, images, tt.noTrunc, now); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
+		300 << 20: "300.0 MiB", 5 << 30: "5.0 GiB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := &progress{what: "importing image.tar", total: 300 << 20, start: start}
+	p.read.Store(120 << 20)
+	if got, want := p.line(start.Add(4*time.Second)), "importing image.tar: 120.0 MiB of 300.0 MiB (40%), 30.0 MiB/s"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	p = &progress{what: "importing -", total: -1, start: start}
+	p.read.Store(10 << 20)
+	p.eof.Store(true)
+	if got, want := p.line(start.Add(2*time.Second)), "importing -: 10.0 MiB, 5.0 MiB/s, waiting for skiffd to unpack"; got != want {
+		t.Errorf("line %q, want %q", got, want)
 	}
 }

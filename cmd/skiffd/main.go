@@ -1,14 +1,18 @@
 // Command skiffd serves the Kubernetes Job and Pod API on one machine and
 // runs the pods through containerd. Run as `skiffd log-driver PATH` it is
-// the containerd log driver that writes one container's log file.
+// the containerd log driver that writes one container's log file; `skiffd
+// version`, `skiffd images` and `skiffd backup` are small clients of it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -16,9 +20,11 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
+	"github.com/skiff-sh/skiff/runtime"
 )
 
 func main() {
@@ -29,17 +35,27 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) > 1 && os.Args[1] == imagesCommand {
-		if err := runImages(context.Background(), os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "skiffd images:", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		if sub, ok := subcommands[os.Args[1]]; ok {
+			if err := sub(context.Background(), os.Args[2:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(os.Stderr, "skiffd %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "skiffd:", err)
 		os.Exit(1)
 	}
+}
+
+// subcommands are skiffd's commands besides serving; each gets the
+// arguments after its name.
+var subcommands = map[string]func(ctx context.Context, args []string, stdout io.Writer) error{
+	imagesCommand:  runImages,
+	versionCommand: runVersion,
+	backupCommand:  runBackup,
 }
 
 // parseLogMaxSize reads a size the way the kubelet reads
@@ -62,6 +78,8 @@ func run(args []string) error {
 	fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/skiff", "directory for the store, logs and the embedded containerd")
 	fs.StringVar(&cfg.ContainerdAddress, "containerd-address", "/run/containerd/containerd.sock", "containerd socket; if none answers, skiffd starts its own containerd")
 	fs.StringVar(&cfg.ContainerdNamespace, "containerd-namespace", "skiff", "containerd namespace for skiff's images and containers")
+	fs.StringVar(&cfg.ContainerdState, "containerd-state", runtime.DefaultContainerdState, "state directory of the containerd at --containerd-address (its config's state), where leftover shim bundles are swept")
+	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Minute, "how often leftovers of pod instances (containers, snapshots, shims, network namespaces, logs) are looked for and removed")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:7070", "TCP address of the API (plain HTTP; keep it on loopback)")
 	fs.StringVar(&cfg.Socket, "socket", "/run/skiff/skiff.sock", "unix socket of the API (root only)")
 	fs.DurationVar(&cfg.PodBackoffBase, "pod-backoff-base", 10*time.Second, "delay before a failed Job pod is replaced, doubled per failure")
@@ -77,6 +95,9 @@ func run(args []string) error {
 		cfg.CNIBinDirs = strings.Split(v, ",")
 		return nil
 	})
+	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", api.DefaultServiceCIDR, "IPv4 range of Services' ClusterIPs (must overlap neither the pod subnet nor the host's routes)")
+	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
+	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
@@ -101,21 +122,47 @@ func run(args []string) error {
 		cfg.ContainerLogRotation.MaxSize = n
 		return err
 	})
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "how long a request that is not long-running (not a watch, log, exec, attach or image import) may take to send its body and read its answer, as kube-apiserver's flag")
+	reads, writes := api.DefaultMaxInFlight(goruntime.NumCPU())
+	fs.IntVar(&cfg.MaxRequestsInFlight, "max-requests-inflight", reads, "reads (not watches, logs, exec or attach) the API serves at once, 429 beyond, as kube-apiserver's flag (default 8 per CPU; 0 = no limit)")
+	fs.IntVar(&cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", writes, "writes the API serves at once, 429 beyond (default 4 per CPU; 0 = no limit)")
+	fs.IntVar(&cfg.MaxContainers, "max-containers", 0, "containers running at once on the node; past it containers wait (0 = derived from the PID limit and memory, -1 = no cap)")
 	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log level: debug (every request too), info, warn, error")
+	logFormat := fs.String("log-format", "text", "log format: text, or json (one object a line, for journald or Loki pipelines)")
+	showVersion := fs.Bool("version", false, "print skiffd's version (and the containerd's at --containerd-address) and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	level, err := logrus.ParseLevel(*logLevel)
-	if err != nil {
+	if *showVersion {
+		return printVersion(context.Background(), os.Stdout, cfg.ContainerdAddress)
+	}
+	if err := setupLogging(*logLevel, *logFormat); err != nil {
 		return err
 	}
-	logrus.SetLevel(level)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	notifySystemd(ctx, &cfg)
 	return daemon.Run(ctx, cfg)
+}
+
+// setupLogging sets logrus' level and format from the flags.
+func setupLogging(level, format string) error {
+	l, err := logrus.ParseLevel(level)
+	if err != nil {
+		return err
+	}
+	logrus.SetLevel(l)
+	switch format {
+	case "text":
+	case "json":
+		logrus.SetFormatter(&logrus.JSONFormatter{TimestampFormat: time.RFC3339Nano})
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", format)
+	}
+	return nil
 }

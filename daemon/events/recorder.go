@@ -80,17 +80,37 @@ func (b *Broadcaster) Run(ctx context.Context) error {
 	sweep := b.cfg.Clock.NewTicker(b.cfg.SweepInterval)
 	defer sweep.Stop()
 	b.sweep()
+	// pending is a batch the full disk refused: it is written again after
+	// delay, and the queue waits meanwhile (filling up, then dropping).
+	var pending []*corev1.Event
+	delay := retryBase
 	for {
+		queue, retry := b.queue, (<-chan time.Time)(nil)
+		if pending != nil {
+			queue, retry = nil, b.cfg.Clock.After(delay)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev := <-b.queue:
-			b.write(b.drain(ev))
+		case ev := <-queue:
+			pending = b.write(b.drain(ev))
+		case <-retry:
+			pending = b.write(pending)
+			delay = min(2*delay, retryMax)
 		case <-sweep.C():
 			b.sweep()
 		}
+		if pending == nil {
+			delay = retryBase
+		}
 	}
 }
+
+// Back-off of a batch of events that the full disk refused.
+const (
+	retryBase = 100 * time.Millisecond
+	retryMax  = 10 * time.Second // client-go's recorder waits 10s between tries
+)
 
 // maxBatch bounds the events written in one transaction.
 const maxBatch = 256

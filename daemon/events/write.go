@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // seriesKey identifies repeats of one event: client-go's correlator key
@@ -56,8 +57,10 @@ func (c *seriesCache) put(k seriesKey, s series) {
 // write stores a batch of new events in one transaction: a repeat of a
 // known event raises the stored Event's count and lastTimestamp, anything
 // else is created. Events in a namespace that is missing or terminating
-// are dropped, as kube-apiserver's NamespaceLifecycle refuses them.
-func (b *Broadcaster) write(batch []*corev1.Event) {
+// are dropped, as kube-apiserver's NamespaceLifecycle refuses them. A
+// batch the full disk refused is returned, to be written again; any other
+// failure drops it (events are best effort).
+func (b *Broadcaster) write(batch []*corev1.Event) (refused []*corev1.Event) {
 	pending := map[seriesKey]series{}
 	err := b.cfg.Store.Write(func(tx *db.Tx) error {
 		clear(pending)
@@ -95,13 +98,18 @@ func (b *Broadcaster) write(batch []*corev1.Event) {
 		}
 		return nil
 	})
+	if errors.Is(err, db.ErrNoSpace) {
+		logrus.WithError(err).WithField("events", len(batch)).Debug("events wait: the disk is full")
+		return batch
+	}
 	if err != nil {
 		logrus.WithError(err).WithField("events", len(batch)).Error("dropping events: writing them failed")
-		return
+		return nil
 	}
 	for k, s := range pending {
 		b.series.put(k, s)
 	}
+	return nil
 }
 
 // addRepeat counts ev on its series' stored Event.
@@ -120,17 +128,14 @@ func addRepeat(tx *db.Tx, s series, ev *corev1.Event) (series, error) {
 	return s, nil
 }
 
-// namespaceOpen reports whether events may be created in ns: it exists and
-// is not terminating.
+// namespaceOpen reports whether events may be created in ns: the
+// namespace admission (kube.AdmitNamespace) lets them in.
 func namespaceOpen(tx *db.Tx, ns string) (bool, error) {
-	obj, err := tx.Get(db.Namespaces, "", ns)
-	if errors.Is(err, db.ErrNotFound) {
-		return false, nil
-	}
+	namespace, err := db.Find[*corev1.Namespace](tx, db.Namespaces, "", ns)
 	if err != nil {
 		return false, err
 	}
-	return obj.GetDeletionTimestamp() == nil, nil
+	return kube.AdmitNamespace(namespace, ns, corev1.Resource("events"), "") == nil, nil
 }
 
 // sweep deletes the Events last seen more than TTL ago. They are found in

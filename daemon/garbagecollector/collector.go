@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // errNothing rolls back a transaction that found nothing to do, so that a
@@ -245,7 +246,7 @@ func (c *Collector) advanceForeground(ctx context.Context, namespace, name strin
 // deleteDependent deletes a pod gracefully, as kube-apiserver does for a
 // DELETE without a grace period.
 func deleteDependent(tx *db.Tx, p *corev1.Pod) error {
-	if _, _, err := tx.DeleteGracefully(db.Pods, p.Namespace, p.Name, db.DeletionGrace(p, nil)); err != nil && !errors.Is(err, db.ErrNotFound) {
+	if _, _, err := tx.DeleteGracefully(db.Pods, p.Namespace, p.Name, kube.DeletionGrace(p, nil)); err != nil && !errors.Is(err, db.ErrNotFound) {
 		return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 	}
 	return nil

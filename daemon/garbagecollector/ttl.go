@@ -8,10 +8,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // expiry returns when a finished Job with ttlSecondsAfterFinished is due
@@ -24,13 +24,12 @@ func expiry(job *batchv1.Job) (time.Time, bool) {
 	if job.Spec.TTLSecondsAfterFinished == nil || job.DeletionTimestamp != nil {
 		return time.Time{}, false
 	}
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			ttl := time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second
-			return c.LastTransitionTime.Add(ttl), true
-		}
+	c := kube.JobFinishedCondition(job)
+	if c == nil {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	ttl := time.Duration(*job.Spec.TTLSecondsAfterFinished) * time.Second
+	return c.LastTransitionTime.Add(ttl), true
 }
 
 // scheduleTTL queues the Job for deletion when its TTL after finishing

@@ -62,19 +62,6 @@ func ensureCondition(list []batchv1.JobCondition, t batchv1.JobConditionType, st
 	return append(list, newCondition(t, status, reason, message, now)), true
 }
 
-// hasTrueCondition reports whether list has a condition t with status True.
-func hasTrueCondition(list []batchv1.JobCondition, t batchv1.JobConditionType) bool {
-	c := findCondition(list, t)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-// isJobFinished reports whether the Job has its terminal condition
-// (Complete or Failed, True): such a Job is left alone.
-func isJobFinished(job *batchv1.Job) bool {
-	return hasTrueCondition(job.Status.Conditions, batchv1.JobComplete) ||
-		hasTrueCondition(job.Status.Conditions, batchv1.JobFailed)
-}
-
 // finishingCondition decides, in Kubernetes' fixed order, whether the Job
 // already has, or now reaches, a finishing criterion: an existing
 // SuccessCriteriaMet; an existing FailureTarget (returned as the Failed

@@ -1,7 +1,9 @@
 // Package jobcontroller is skiff's Job controller: it turns batch/v1 Jobs
 // into Pods and the outcomes of those Pods into Job status, as the
 // Kubernetes Job controller does. It talks only to the store: it watches
-// Jobs and Pods, and writes Pods and Job status.
+// Jobs and Pods, and writes Pods and Job status. Its pods go through the
+// API's own pod create strategy (kube.PodStrategy), inside the transaction
+// that counts them.
 //
 // The loop (controller.go, watch.go, sync.go) is kept apart from the policy
 // (decide.go, manage.go, conditions.go, counting.go, backoff.go, removal.go,
@@ -17,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Config configures the Job controller.
@@ -27,6 +30,9 @@ type Config struct {
 	Clock       clock.Clock   // k8s.io/utils/clock; nil = real
 	Workers     int           // concurrent syncs of different Jobs, default 4
 	Recorder    Recorder      // the Job's Events; nil = none recorded
+	// Pods is the pod create strategy the Job's pods go through, the API's
+	// own (defaults, validation, node binding, namespace admission).
+	Pods kube.PodStrategy
 }
 
 // Controller reconciles Jobs. Create it with New and start it with Run.

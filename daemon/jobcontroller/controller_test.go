@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // ignoreTimes compares statuses without their timestamps.
@@ -123,7 +124,7 @@ func TestJobWithoutCompletionsCompletesWhenAllFinish(t *testing.T) {
 		}
 		return nil
 	})
-	if got := getJobT(t, s, "job-b"); isJobFinished(got) {
+	if got := getJobT(t, s, "job-b"); kube.IsJobFinished(got) {
 		t.Fatalf("job finished while a pod still runs: %+v", got.Status)
 	}
 	if n := len(filterPods(podsOf(t, s, job.UID), isActivePod)); n != 1 {
@@ -192,7 +193,7 @@ func TestOnFailureRestartsCountTowardBackoffLimit(t *testing.T) {
 	// deleted with its grace period, Failed once it is gone.
 	waitJob(t, s, "job-d", hasCondition(batchv1.JobFailureTarget))
 	got := getJobT(t, s, "job-d")
-	if hasTrueCondition(got.Status.Conditions, batchv1.JobFailed) {
+	if kube.IsJobConditionTrue(got.Status.Conditions, batchv1.JobFailed) {
 		t.Fatalf("Failed before the pod terminated: %+v", got.Status)
 	}
 	if ptr.Deref(got.Status.Terminating, 0) != 1 || got.Status.Failed != 1 {

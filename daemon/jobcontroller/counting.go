@@ -3,6 +3,8 @@ package jobcontroller
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podSet is one sync's snapshot of a Job's tracked pods (every pod not yet
@@ -18,32 +20,17 @@ func classifyPods(pods []*corev1.Pod) podSet {
 	s := podSet{all: pods}
 	for _, p := range pods {
 		switch {
-		case isPodFinished(p):
+		case kube.IsPodTerminal(p):
 		case p.DeletionTimestamp != nil:
 			s.terminating++
 		default:
 			s.active = append(s.active, p)
-			if isPodReady(p) {
+			if kube.IsPodReady(p) {
 				s.ready++
 			}
 		}
 	}
 	return s
-}
-
-// isPodFinished reports whether the pod reached a terminal phase.
-func isPodFinished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-// isPodReady reports whether the pod has the condition Ready=True.
-func isPodReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // hasTrackingFinalizer reports whether the pod's outcome is not counted yet.

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // syncInput is everything one sync decides from, read in one transaction.
@@ -164,7 +166,7 @@ func finishConditions(job *batchv1.Job, finished *batchv1.JobCondition, terminat
 		job.Status.Conditions = append(job.Status.Conditions, *finished)
 		final = newCondition(batchv1.JobFailed, corev1.ConditionTrue, finished.Reason, finished.Message, now)
 	case batchv1.JobSuccessCriteriaMet:
-		if !hasTrueCondition(job.Status.Conditions, batchv1.JobSuccessCriteriaMet) {
+		if !kube.IsJobConditionTrue(job.Status.Conditions, batchv1.JobSuccessCriteriaMet) {
 			job.Status.Conditions = append(job.Status.Conditions, *finished)
 		}
 		final = newCondition(batchv1.JobComplete, corev1.ConditionTrue, finished.Reason, finished.Message, now)

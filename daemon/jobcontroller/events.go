@@ -20,8 +20,8 @@ func (nopRecorder) Event(runtime.Object, string, string, string, ...any) {}
 type jobEvent struct{ typ, reason, message string }
 
 // recordEvents records the Events of a committed sync, as the Kubernetes
-// Job controller does: one per pod created or deleted, and the Job's
-// finishing, suspension and resumption.
+// Job controller does: one per pod created, refused or deleted, and the
+// Job's finishing, suspension and resumption.
 func (c *Controller) recordEvents(res syncResult) {
 	if res.job == nil || res.plan == nil {
 		return
@@ -29,6 +29,9 @@ func (c *Controller) recordEvents(res syncResult) {
 	rec := c.cfg.Recorder
 	for _, p := range res.created {
 		rec.Event(res.job, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", p.Name)
+	}
+	for _, err := range res.refused {
+		rec.Event(res.job, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 	}
 	for _, p := range res.plan.deletes {
 		rec.Event(res.job, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", p.Name)

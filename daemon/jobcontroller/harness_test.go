@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // The controller tests run the controller against a real store and play
@@ -80,10 +81,20 @@ func newJob(name string, mutate ...func(*batchv1.Job)) *batchv1.Job {
 			Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: string(uid)}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				// NOTE: defaulted as the API stores a template, and with
+				// enableServiceLinks set, so that the pod create strategy
+				// has nothing to add to a pod made from it.
 				Spec: corev1.PodSpec{
 					RestartPolicy:                 corev1.RestartPolicyNever,
 					TerminationGracePeriodSeconds: ptr.To[int64](30),
-					Containers:                    []corev1.Container{{Name: "c", Image: "busybox:1.35"}},
+					DNSPolicy:                     corev1.DNSClusterFirst,
+					SecurityContext:               &corev1.PodSecurityContext{},
+					SchedulerName:                 corev1.DefaultSchedulerName,
+					EnableServiceLinks:            ptr.To(true),
+					Containers: []corev1.Container{{Name: "c", Image: "busybox:1.35",
+						ImagePullPolicy:          corev1.PullIfNotPresent,
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile}},
 				},
 			},
 		},
@@ -149,7 +160,7 @@ func filterPods(pods []*corev1.Pod, keep func(*corev1.Pod) bool) []*corev1.Pod {
 	return out
 }
 
-func isActivePod(p *corev1.Pod) bool { return !isPodFinished(p) && p.DeletionTimestamp == nil }
+func isActivePod(p *corev1.Pod) bool { return !kube.IsPodTerminal(p) && p.DeletionTimestamp == nil }
 
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t *testing.T, what string, cond func() error) {
@@ -194,7 +205,7 @@ func waitJob(t *testing.T, s *db.Store, name string, check func(batchv1.JobStatu
 
 func hasCondition(t batchv1.JobConditionType) func(batchv1.JobStatus) error {
 	return func(st batchv1.JobStatus) error {
-		if !hasTrueCondition(st.Conditions, t) {
+		if !kube.IsJobConditionTrue(st.Conditions, t) {
 			return fmt.Errorf("no %s condition in %+v", t, st)
 		}
 		return nil

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // jobKey names a Job: the work queue's unit.
@@ -61,7 +63,7 @@ func jobControllerOf(p *corev1.Pod) *metav1.OwnerReference {
 
 // isTracked reports whether the pod can still change its Job's status.
 func isTracked(p *corev1.Pod) bool {
-	return !isPodFinished(p) || hasTrackingFinalizer(p)
+	return !kube.IsPodTerminal(p) || hasTrackingFinalizer(p)
 }
 
 // observe records the current state of a pod and returns the key of the Job

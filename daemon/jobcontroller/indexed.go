@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // completionIndexEnv is the variable Indexed pods learn their index from.
@@ -41,12 +43,8 @@ type indexState struct {
 	delayed map[int]*corev1.Pod
 }
 
-func isIndexed(job *batchv1.Job) bool {
-	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
-}
-
 func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
-	return isIndexed(job) && job.Spec.BackoffLimitPerIndex != nil
+	return kube.IsIndexedJob(&job.Spec) && job.Spec.BackoffLimitPerIndex != nil
 }
 
 // indexedState computes the index sets of an Indexed Job from its status
@@ -55,13 +53,13 @@ func hasBackoffLimitPerIndex(job *batchv1.Job) bool {
 // NOTE: Kubernetes' calculateSucceededIndexes, calculateFailedIndexes and
 // getPodsWithDelayedDeletionPerIndex.
 func indexedState(job *batchv1.Job, pods podSet) *indexState {
-	if !isIndexed(job) {
+	if !kube.IsIndexedJob(&job.Spec) {
 		return &indexState{}
 	}
 	s := &indexState{indexed: true, job: job, completions: int(ptr.Deref(job.Spec.Completions, 0)), active: pods.active}
 	var succeeded []int
 	for _, p := range pods.all {
-		if p.DeletionTimestamp != nil && !isPodFinished(p) {
+		if p.DeletionTimestamp != nil && !kube.IsPodTerminal(p) {
 			s.terminating = append(s.terminating, p)
 		}
 		if p.Status.Phase == corev1.PodSucceeded && hasTrackingFinalizer(p) && hasValidIndex(job, p) {
@@ -312,7 +310,7 @@ func completionIndex(p *corev1.Pod) int {
 // hasValidIndex reports whether p counts for its Job: any pod of a
 // NonIndexed Job, a pod of an Indexed Job with an index below completions.
 func hasValidIndex(job *batchv1.Job, p *corev1.Pod) bool {
-	if !isIndexed(job) {
+	if !kube.IsIndexedJob(&job.Spec) {
 		return true
 	}
 	ix := completionIndex(p)

@@ -5,6 +5,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // maxPodCreateDeletePerSync bounds the pods one sync creates or deletes, so
@@ -76,6 +78,9 @@ func manage(m manageInput) manageResult {
 	if diff > maxPodCreateDeletePerSync {
 		diff = maxPodCreateDeletePerSync
 	}
+	if diff = min(diff, admissionRoom(active)); diff <= 0 {
+		return r // pod events resync the Job as its pods are admitted
+	}
 	if !m.idx.indexed {
 		for i := int32(0); i < diff; i++ {
 			r.creates = append(r.creates, podToCreate{index: noIndex})
@@ -87,11 +92,54 @@ func manage(m manageInput) manageResult {
 	return r
 }
 
+// admissionRoom is how many pods a sync may create so that at most
+// maxPodCreateDeletePerSync of the Job's active pods wait for the node to
+// admit them.
+//
+// NOTE: Kubernetes' Job controller creates at most 500 pods per sync and,
+// through its expectations, syncs again only once its informer has seen
+// them all (it starts them in slowStartBatch batches of 1, 2, 4, … to stop
+// early on errors). Nothing else paces it: a Job piles up as many Pending
+// pods as its parallelism, for the scheduler to hold back, at the
+// controller's client rate (20 QPS). Here the controller sees its
+// creations in the same transaction, so that gate would pace nothing (a
+// Job of parallelism 1,000,000 made about 1000 pods a second). On a cluster
+// of one node the scheduler and the kubelet are where pods are let in, so
+// a creation counts as observed once the node has admitted the pod (or the
+// pod finished or went away): a Job keeps at most one sync's worth of pods
+// waiting for admission, and creates more as they are admitted.
+// status.active still counts waiting pods, as Kubernetes counts Pending
+// ones, so a Job whose parallelism the node cannot hold at once shows the
+// same counts as on a cluster until it has 500 pods waiting.
+func admissionRoom(active []*corev1.Pod) int32 {
+	waiting := int32(0)
+	for _, p := range active {
+		if !isAdmitted(p) {
+			waiting++
+		}
+	}
+	return max(0, maxPodCreateDeletePerSync-waiting)
+}
+
+// isAdmitted reports whether the node has let the pod in: the kubelet set
+// its startTime, or the scheduler's PodScheduled condition is True.
+func isAdmitted(p *corev1.Pod) bool {
+	if p.Status.StartTime != nil {
+		return true
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func (r manageResult) withDeleted() manageResult {
 	r.deleted = int32(len(r.deletes))
 	r.active -= r.deleted
 	for _, p := range r.deletes {
-		if isPodReady(p) {
+		if kube.IsPodReady(p) {
 			r.deletedReady++
 		}
 	}

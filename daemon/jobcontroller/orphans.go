@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // syncOrphanPod removes the tracking finalizer from a pod no running Job
@@ -30,7 +31,7 @@ func (c *Controller) syncOrphanPod(ctx context.Context, n podName) error {
 			if err != nil {
 				return err
 			}
-			if job != nil && job.UID == ref.UID && (!isManagedByUs(job) || !isJobFinished(job)) {
+			if job != nil && job.UID == ref.UID && (!isManagedByUs(job) || !kube.IsJobFinished(job)) {
 				return errNoChange // its Job's sync handles it
 			}
 		}

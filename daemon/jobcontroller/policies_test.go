@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // The controller tests of the Job API beyond the walking skeleton.
@@ -82,7 +83,7 @@ func TestPodFailurePolicyIgnoreAndReplacementWaits(t *testing.T) {
 	first := waitActivePods(t, s, job.UID, 1)[0]
 	finishPod(t, s, first, 3, time.Now())
 	second := waitActivePods(t, s, job.UID, 1)[0]
-	if st := getJobT(t, s, "job-q").Status; st.Failed != 0 || isJobFinished(getJobT(t, s, "job-q")) {
+	if st := getJobT(t, s, "job-q").Status; st.Failed != 0 || kube.IsJobFinished(getJobT(t, s, "job-q")) {
 		t.Fatalf("an ignored failure was counted: %+v", st)
 	}
 

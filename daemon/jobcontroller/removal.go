@@ -4,8 +4,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/skiff-sh/skiff/db"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // podsForRemoval returns the n active pods to delete first when there are
@@ -36,10 +37,10 @@ func removeBefore(a, b *corev1.Pod) bool {
 	if phaseRank[a.Status.Phase] != phaseRank[b.Status.Phase] {
 		return phaseRank[a.Status.Phase] < phaseRank[b.Status.Phase]
 	}
-	if isPodReady(a) != isPodReady(b) {
-		return !isPodReady(a)
+	if kube.IsPodReady(a) != kube.IsPodReady(b) {
+		return !kube.IsPodReady(a)
 	}
-	if isPodReady(a) {
+	if kube.IsPodReady(a) {
 		if ta, tb := readySince(a), readySince(b); !ta.Equal(tb) {
 			return afterOrZero(ta, tb)
 		}
@@ -82,5 +83,5 @@ func maxRestarts(p *corev1.Pod) int32 {
 
 // deletionGrace is the grace period the controller deletes a pod with.
 // NOTE: the Kubernetes Job controller sends a DELETE without a grace
-// period, so kube-apiserver's pod strategy decides it (db.DeletionGrace).
-func deletionGrace(p *corev1.Pod) int64 { return db.DeletionGrace(p, nil) }
+// period, so kube-apiserver's pod strategy decides it (kube.DeletionGrace).
+func deletionGrace(p *corev1.Pod) int64 { return kube.DeletionGrace(p, nil) }

@@ -9,9 +9,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // errNoChange rolls back a sync transaction that has nothing to write, so a
@@ -29,6 +31,7 @@ type syncResult struct {
 	plan      *syncPlan              // nil if the Job was not reconciled
 	job       *batchv1.Job           // the Job as written (with plan)
 	before    []batchv1.JobCondition // its conditions before the sync, for events
+	refused   []error                // pod creations the create strategy refused
 }
 
 // syncJob reconciles one Job in one transaction: load it and its tracked
@@ -45,6 +48,10 @@ func (c *Controller) syncJob(ctx context.Context, key jobKey) error {
 		return fmt.Errorf("syncing job %s/%s: %w", key.namespace, key.name, err)
 	}
 	c.afterSync(ctx, key, res, err == nil)
+	if len(res.refused) > 0 {
+		// Retried with back-off, as Kubernetes' syncJob returns the error.
+		return fmt.Errorf("creating pods of job %s/%s: %w", key.namespace, key.name, errors.Join(res.refused...))
+	}
 	return nil
 }
 
@@ -80,7 +87,7 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 		return err
 	}
 	res.untracked = gone
-	if isJobFinished(job) {
+	if kube.IsJobFinished(job) {
 		// A finished Job is left alone; pods still holding its finalizer
 		// (there should be none) are released.
 		n, err := releasePods(tx, key.namespace, job.UID, namesOf(pods))
@@ -115,7 +122,7 @@ func (c *Controller) apply(tx *db.Tx, job *batchv1.Job, plan syncPlan, res *sync
 		if err := removeTrackingFinalizer(tx, p); err != nil {
 			return err
 		}
-		if isPodFinished(p) {
+		if kube.IsPodTerminal(p) {
 			res.untracked = append(res.untracked, p.Name)
 		}
 	}
@@ -124,19 +131,48 @@ func (c *Controller) apply(tx *db.Tx, job *batchv1.Job, plan syncPlan, res *sync
 			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 		}
 	}
-	for _, create := range plan.creates {
-		pod := newPod(job, create)
-		if err := tx.Create(db.Pods, pod); err != nil {
-			return fmt.Errorf("creating pod for job %s: %w", job.Name, err)
-		}
-		res.created = append(res.created, pod)
+	if err := c.createPods(tx, job, plan.creates, res); err != nil {
+		return err
 	}
+	// NOTE: as Kubernetes' manageJob, a refused creation is not active.
+	plan.status.Active -= int32(len(res.refused))
 	if apiequality.Semantic.DeepEqual(job.Status, plan.status) {
 		return nil
 	}
 	job.Status = plan.status
 	if err := tx.Update(db.Jobs, job); err != nil {
 		return fmt.Errorf("updating job status: %w", err)
+	}
+	return nil
+}
+
+// createPods creates the Job's new pods through the pod create strategy,
+// as kube-apiserver makes every writer do. A pod the strategy refuses is
+// not created and goes to res.refused, unless its namespace is being
+// terminated: every creation there fails, and the Job is about to go.
+func (c *Controller) createPods(tx *db.Tx, job *batchv1.Job, creates []podToCreate, res *syncResult) error {
+	if len(creates) == 0 {
+		return nil
+	}
+	ns, err := db.Find[*corev1.Namespace](tx, db.Namespaces, "", job.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, create := range creates {
+		pod := newPod(job, create)
+		if err := tx.GenerateName(db.Pods, pod); err != nil {
+			return fmt.Errorf("naming pod for job %s: %w", job.Name, err)
+		}
+		if err := c.cfg.Pods.Create(pod, ns); err != nil {
+			if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+				res.refused = append(res.refused, err)
+			}
+			continue
+		}
+		if err := tx.Create(db.Pods, pod); err != nil {
+			return fmt.Errorf("creating pod for job %s: %w", job.Name, err)
+		}
+		res.created = append(res.created, pod)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 const benchParallelism = 20
@@ -155,7 +156,7 @@ func checkComplete(b *testing.B, store *db.Store, job *batchv1.Job, n int) {
 		b.Fatal(err)
 	}
 	st := obj.(*batchv1.Job).Status
-	if !hasTrueCondition(st.Conditions, batchv1.JobComplete) || st.Succeeded != int32(n) || st.Failed != 0 {
+	if !kube.IsJobConditionTrue(st.Conditions, batchv1.JobComplete) || st.Succeeded != int32(n) || st.Failed != 0 {
 		b.Fatalf("job not complete with %d succeeded: %+v", n, st)
 	}
 }

@@ -1,8 +1,9 @@
 // Package namespacecontroller does what kube-apiserver's system-namespaces
 // controller and kube-controller-manager's namespace controller do: it
 // creates the system namespaces, and empties a namespace marked for
-// deletion (its Jobs, Pods and Events) before removing the "kubernetes"
-// finalizer that lets it go. It talks only to the store.
+// deletion (its Jobs, Pods, Events, and Services with their endpoints)
+// before removing the "kubernetes" finalizer that lets it go. It talks
+// only to the store.
 package namespacecontroller
 
 import (
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // SystemNamespaces exist from the start, as in a Kubernetes cluster.
@@ -105,7 +107,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			terminating([]db.Object{ev.Object})
 		}
 	})
-	for _, r := range []db.Resource{db.Jobs, db.Pods} {
+	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Services} {
 		go follow(r, func([]db.Object) {}, func(ev db.Event) {
 			if ev.Type == watch.Deleted {
 				mark(ev.Object.GetNamespace())
@@ -187,18 +189,19 @@ func (c *Controller) finalize(ns string) bool {
 	return true
 }
 
-// deleteContent deletes the Jobs, Pods and Events of ns, as the namespace
-// controller's deletecollection calls do: Pods gracefully (their containers
-// are stopped first), the rest at once. It returns how many objects remain.
+// deleteContent deletes the Jobs, Pods, Events, Services, Endpoints and
+// EndpointSlices of ns, as the namespace controller's deletecollection
+// calls do: Pods gracefully (their containers are stopped first), the rest
+// at once. It returns how many objects remain.
 func deleteContent(tx *db.Tx, ns string) (int, error) {
 	left := 0
-	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Events} {
+	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices} {
 		objs, err := tx.List(r, ns, nil)
 		if err != nil {
 			return 0, err
 		}
 		for _, obj := range objs {
-			_, deleted, err := tx.DeleteGracefully(r, ns, obj.GetName(), db.DeletionGrace(obj, nil))
+			_, deleted, err := tx.DeleteGracefully(r, ns, obj.GetName(), kube.DeletionGrace(obj, nil))
 			if err != nil {
 				return 0, fmt.Errorf("deleting %s %s/%s: %w", r.Name, ns, obj.GetName(), err)
 			}

@@ -2,6 +2,7 @@ package podworker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -10,10 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// defaultMaxPods is the kubelet's default --max-pods.
-const defaultMaxPods = 110
+	"github.com/skiff-sh/skiff/kube"
+)
 
 // allocatable is what the node offers to pods: capacity minus the
 // reserve. A zero storage means the node's ephemeral storage is unknown
@@ -78,11 +78,17 @@ func unschedulableMessage(reasons []string) string {
 // requests fit beside the pods already admitted and not yet finished: the
 // role of kube-scheduler for skiff's one node. It holds new pods back until
 // recovery has registered the pods admitted by an earlier run.
+//
+// Its cost does not grow with the square of the pods waiting: the
+// requests in use are kept as a running sum, a new pod is checked alone
+// (nothing else can fit that did not before), and only the release of an
+// admitted pod looks at the waiting ones again.
 type scheduler struct {
 	mu      sync.Mutex
 	alloc   allocatable
 	bound   map[types.UID]corev1.ResourceList
-	queue   []*ticket
+	used    corev1.ResourceList // the sum of bound's requests
+	queue   []*ticket           // waiting, in creation order
 	started bool
 }
 
@@ -96,26 +102,34 @@ type ticket struct {
 	reasons  []string // why it did not fit, at its last try
 }
 
+// before orders tickets by creation, then name.
+func (t *ticket) before(o *ticket) bool {
+	if !t.created.Equal(o.created) {
+		return t.created.Before(o.created)
+	}
+	return t.name < o.name
+}
+
 func newScheduler(alloc allocatable) *scheduler {
 	if alloc.pods <= 0 {
-		alloc.pods = defaultMaxPods
+		alloc.pods = kube.DefaultMaxPods
 	}
-	return &scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}}
+	return &scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}, used: corev1.ResourceList{}}
 }
 
 // bind records a pod admitted earlier (recovery): it counts at once.
 func (s *scheduler) bind(uid types.UID, spec *corev1.PodSpec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bound[uid] = podRequests(spec)
+	s.bindLocked(uid, podRequests(spec))
 }
 
-// isBound reports whether the pod holds a place on the node.
-func (s *scheduler) isBound(uid types.UID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.bound[uid]
-	return ok
+func (s *scheduler) bindLocked(uid types.UID, req corev1.ResourceList) {
+	if _, ok := s.bound[uid]; ok {
+		return
+	}
+	s.bound[uid] = req
+	addResources(s.used, req)
 }
 
 // start lets queued pods in; called once recovery has bound the old pods.
@@ -140,19 +154,14 @@ func (s *scheduler) enqueue(pod *corev1.Pod) *ticket {
 		close(t.admitted)
 		return t
 	}
-	s.queue = append(s.queue, t)
-	sort.SliceStable(s.queue, func(i, j int) bool {
-		a, b := s.queue[i], s.queue[j]
-		if !a.created.Equal(b.created) {
-			return a.created.Before(b.created)
-		}
-		return a.name < b.name
-	})
-	if s.started {
-		s.schedule()
-	} else {
-		t.reasons = s.fit(t.req)
+	t.reasons = s.fit(t.req)
+	if s.started && len(t.reasons) == 0 {
+		s.bindLocked(t.uid, t.req)
+		close(t.admitted)
+		return t
 	}
+	i := sort.Search(len(s.queue), func(i int) bool { return t.before(s.queue[i]) })
+	s.queue = slices.Insert(s.queue, i, t)
 	return t
 }
 
@@ -168,14 +177,15 @@ func (s *scheduler) whyWaiting(t *ticket) []string {
 func (s *scheduler) release(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.bound, uid)
-	for i, t := range s.queue {
-		if t.uid == uid {
-			s.queue = append(s.queue[:i], s.queue[i+1:]...)
-			break
-		}
+	if req, ok := s.bound[uid]; ok {
+		delete(s.bound, uid)
+		subtractResources(s.used, req)
+		s.schedule()
+		return
 	}
-	s.schedule()
+	if i := slices.IndexFunc(s.queue, func(t *ticket) bool { return t.uid == uid }); i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
+	}
 }
 
 // schedule admits, in queue order, every waiting pod that fits.
@@ -190,16 +200,13 @@ func (s *scheduler) schedule() {
 			kept = append(kept, t)
 			continue
 		}
-		s.bound[t.uid] = t.req
+		s.bindLocked(t.uid, t.req)
 		close(t.admitted)
 	}
+	clear(s.queue[len(kept):])
 	s.queue = kept
 }
 
 func (s *scheduler) fit(req corev1.ResourceList) []string {
-	used := corev1.ResourceList{}
-	for _, r := range s.bound {
-		addResources(used, r)
-	}
-	return insufficient(req, used, len(s.bound), s.alloc)
+	return insufficient(req, s.used, len(s.bound), s.alloc)
 }

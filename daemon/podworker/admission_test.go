@@ -1,6 +1,7 @@
 package podworker
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -138,5 +139,27 @@ func TestScheduler(t *testing.T) {
 	s.release(big.uid)
 	if admitted(gone) {
 		t.Error("a released ticket was admitted")
+	}
+}
+
+// BenchmarkSchedulerFlood: 10000 pods that never fit ask for room and go
+// away again, while 100 fitting pods come and go (a flood of waiting pods
+// must cost each admission and release little).
+func BenchmarkSchedulerFlood(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newScheduler(allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")})
+		s.start()
+		var tickets []*ticket
+		for i := range 10000 {
+			tickets = append(tickets, s.enqueue(podRequesting(fmt.Sprintf("w%d", i), time.Duration(i), "1000")))
+			if i%100 == 0 {
+				fits := s.enqueue(podRequesting(fmt.Sprintf("f%d", i), time.Duration(i), "10m"))
+				s.release(fits.uid)
+			}
+		}
+		for _, t := range tickets {
+			s.release(t.uid)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // setConditions recomputes the kubelet-owned pod conditions from the phase
@@ -19,7 +21,7 @@ import (
 func setConditions(pod *corev1.Pod, now metav1.Time) {
 	status, spec := &pod.Status, &pod.Spec
 	status.ObservedGeneration = pod.Generation
-	done := status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed
+	done := kube.IsPodPhaseTerminal(status.Phase)
 	sandbox := corev1.ConditionTrue
 	if done {
 		sandbox = corev1.ConditionFalse
@@ -48,13 +50,13 @@ func initializedCondition(spec *corev1.PodSpec, status *corev1.PodStatus) corev1
 	var unknown, incomplete []string
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		cs := findStatus(status.InitContainerStatuses, c.Name)
+		cs := kube.ContainerStatus(status.InitContainerStatuses, c.Name)
 		switch {
 		case cs == nil:
 			unknown = append(unknown, c.Name)
-		case isSidecar(c) && (cs.Started == nil || !*cs.Started):
+		case kube.IsSidecar(c) && (cs.Started == nil || !*cs.Started):
 			incomplete = append(incomplete, c.Name)
-		case !isSidecar(c) && !cs.Ready:
+		case !kube.IsSidecar(c) && !cs.Ready:
 			incomplete = append(incomplete, c.Name)
 		}
 	}
@@ -95,7 +97,7 @@ func containersReadyCondition(spec *corev1.PodSpec, status *corev1.PodStatus) co
 	cond := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}
 	var unknown, unready []string
 	check := func(c *corev1.Container, statuses []corev1.ContainerStatus) {
-		cs := findStatus(statuses, c.Name)
+		cs := kube.ContainerStatus(statuses, c.Name)
 		switch {
 		case cs == nil:
 			unknown = append(unknown, c.Name)
@@ -104,7 +106,7 @@ func containersReadyCondition(spec *corev1.PodSpec, status *corev1.PodStatus) co
 		}
 	}
 	for i := range spec.InitContainers {
-		if isSidecar(&spec.InitContainers[i]) {
+		if kube.IsSidecar(&spec.InitContainers[i]) {
 			check(&spec.InitContainers[i], status.InitContainerStatuses)
 		}
 	}

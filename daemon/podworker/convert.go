@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/skiff-sh/skiff/logs"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -64,7 +64,7 @@ func (w *worker) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt i
 			runtime.LabelContainerName: c.Name,
 			runtime.LabelAttempt:       strconv.Itoa(attempt),
 		},
-		LogPath:     logs.Path(node.logRoot, pod.Namespace, pod.Name, string(pod.UID), c.Name, attempt),
+		LogPath:     kube.ContainerLogPath(node.logRoot, pod, c.Name, attempt),
 		MemoryLimit: limits.memory,
 		CPUShares:   limits.shares,
 		CPUQuota:    limits.quota,
@@ -248,7 +248,7 @@ func resourceFieldValue(pod *corev1.Pod, own *corev1.Container, ref *corev1.Reso
 		}
 		q = quantityOr(c.Resources.Limits, corev1.ResourceName(name), def)
 	case "requests":
-		q = requestsOf(c)[corev1.ResourceName(name)]
+		q = kube.ContainerRequests(c)[corev1.ResourceName(name)]
 	default:
 		return "", &configError{fmt.Sprintf("unsupported container resource : %v", ref.Resource)}
 	}

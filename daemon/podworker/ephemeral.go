@@ -3,11 +3,12 @@ package podworker
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Ephemeral containers (kubectl debug) are added to a running pod through
@@ -146,9 +147,8 @@ func isEphemeral(spec *corev1.PodSpec, name string) bool {
 // running instance, from the pod's status.
 func runningContainerID(status *corev1.PodStatus, name string) (string, bool) {
 	for _, list := range [][]corev1.ContainerStatus{status.ContainerStatuses, status.InitContainerStatuses} {
-		if cs := findStatus(list, name); cs != nil && cs.State.Running != nil {
-			id, ok := strings.CutPrefix(cs.ContainerID, containerIDString(""))
-			return id, ok && id != ""
+		if cs := kube.ContainerStatus(list, name); cs != nil && cs.State.Running != nil {
+			return kube.ParseContainerID(cs.ContainerID)
 		}
 	}
 	return "", false

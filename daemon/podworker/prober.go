@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // instanceProbes runs the probes of one running container instance, one
@@ -114,7 +116,7 @@ func (p *instanceProbes) act(kind probeKind, verdict probeResult, probe *corev1.
 // setProbed updates the status of instance id while it runs.
 func (r *containerRun) setProbed(id string, mutate func(cs *corev1.ContainerStatus)) {
 	err := r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
-		if cs.ContainerID == containerIDString(id) && cs.State.Running != nil {
+		if cs.ContainerID == kube.ContainerID(id) && cs.State.Running != nil {
 			mutate(cs)
 		}
 	})

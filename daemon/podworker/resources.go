@@ -3,6 +3,8 @@ package podworker
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // The kubelet's cgroup CPU constants (pkg/kubelet/cm).
@@ -14,19 +16,6 @@ const (
 	quotaPeriod    = 100000 // µs
 	minQuotaPeriod = 1000   // µs
 )
-
-// requestsOf is the container's requests as the API server defaults them:
-// a resource with a limit and no request requests its limit.
-func requestsOf(c *corev1.Container) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name, q := range c.Resources.Limits {
-		out[name] = q.DeepCopy()
-	}
-	for name, q := range c.Resources.Requests {
-		out[name] = q.DeepCopy()
-	}
-	return out
-}
 
 // milliCPUToShares is the kubelet's MilliCPUToShares: cpu.shares for a
 // request of milliCPU.
@@ -66,7 +55,7 @@ type cgroupLimits struct {
 // own processes, where 2 shares would starve them.
 func containerLimits(c *corev1.Container) cgroupLimits {
 	var out cgroupLimits
-	if cpu, ok := requestsOf(c)[corev1.ResourceCPU]; ok {
+	if cpu, ok := kube.ContainerRequests(c)[corev1.ResourceCPU]; ok {
 		out.shares = milliCPUToShares(cpu.MilliValue())
 	}
 	if cpu, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && !cpu.IsZero() {
@@ -86,14 +75,14 @@ func containerLimits(c *corev1.Container) cgroupLimits {
 func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 	reqs := corev1.ResourceList{}
 	for i := range spec.Containers {
-		addResources(reqs, requestsOf(&spec.Containers[i]))
+		addResources(reqs, kube.ContainerRequests(&spec.Containers[i]))
 	}
 	sidecars := corev1.ResourceList{}
 	initMax := corev1.ResourceList{}
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		own := requestsOf(c)
-		if isSidecar(c) {
+		own := kube.ContainerRequests(c)
+		if kube.IsSidecar(c) {
 			addResources(reqs, own)
 			addResources(sidecars, own)
 			own = sidecars.DeepCopy()
@@ -115,52 +104,20 @@ func addResources(into, add corev1.ResourceList) {
 	}
 }
 
+func subtractResources(from, sub corev1.ResourceList) {
+	for name, q := range sub {
+		diff := from[name]
+		diff.Sub(q)
+		from[name] = diff
+	}
+}
+
 func maxResources(into, other corev1.ResourceList) {
 	for name, q := range other {
 		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
 			into[name] = q.DeepCopy()
 		}
 	}
-}
-
-// qosClass is the pod's QoS class, as the kubelet's GetPodQOS computes it
-// from the cpu and memory of every container: BestEffort without any
-// request or limit; Guaranteed when every container limits both and the
-// requests equal the limits; Burstable otherwise.
-func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	guaranteed := true
-	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
-	for i := range all {
-		c := &all[i]
-		found := 0
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := requestsOf(c)[name]; ok && q.Sign() > 0 {
-				addResources(requests, corev1.ResourceList{name: q})
-			}
-			if q, ok := c.Resources.Limits[name]; ok && q.Sign() > 0 {
-				addResources(limits, corev1.ResourceList{name: q})
-				found++
-			}
-		}
-		if found < 2 {
-			guaranteed = false
-		}
-	}
-	if len(requests) == 0 && len(limits) == 0 {
-		return corev1.PodQOSBestEffort
-	}
-	if guaranteed {
-		for name, req := range requests {
-			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	if guaranteed && len(requests) == len(limits) {
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
 }
 
 // quantityOr returns list[name], or def when it is absent.

@@ -100,31 +100,3 @@ func TestPodRequests(t *testing.T) {
 		})
 	}
 }
-
-func TestQOSClass(t *testing.T) {
-	c := func(req, lim corev1.ResourceList) corev1.Container {
-		return corev1.Container{Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}
-	}
-	tests := map[string]struct {
-		containers []corev1.Container
-		init       []corev1.Container
-		want       corev1.PodQOSClass
-	}{
-		"nothing":                       {containers: []corev1.Container{c(nil, nil)}, want: corev1.PodQOSBestEffort},
-		"only other resources":          {containers: []corev1.Container{c(rl("ephemeral-storage", "1Gi"), nil)}, want: corev1.PodQOSBestEffort},
-		"limits equal requests":         {containers: []corev1.Container{c(rl("cpu", "1", "memory", "1Gi"), rl("cpu", "1", "memory", "1Gi"))}, want: corev1.PodQOSGuaranteed},
-		"limits only (requests follow)": {containers: []corev1.Container{c(nil, rl("cpu", "1", "memory", "1Gi"))}, want: corev1.PodQOSGuaranteed},
-		"requests below limits":         {containers: []corev1.Container{c(rl("cpu", "500m", "memory", "1Gi"), rl("cpu", "1", "memory", "1Gi"))}, want: corev1.PodQOSBurstable},
-		"no memory limit":               {containers: []corev1.Container{c(nil, rl("cpu", "1"))}, want: corev1.PodQOSBurstable},
-		"one best-effort container":     {containers: []corev1.Container{c(nil, rl("cpu", "1", "memory", "1Gi")), c(nil, nil)}, want: corev1.PodQOSBurstable},
-		"init container without limits": {containers: []corev1.Container{c(nil, rl("cpu", "1", "memory", "1Gi"))}, init: []corev1.Container{c(nil, nil)}, want: corev1.PodQOSBurstable},
-		"only requests":                 {containers: []corev1.Container{c(rl("memory", "1Gi"), nil)}, want: corev1.PodQOSBurstable},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := qosClass(&corev1.PodSpec{Containers: tc.containers, InitContainers: tc.init}); got != tc.want {
-				t.Errorf("qosClass = %s, want %s", got, tc.want)
-			}
-		})
-	}
-}

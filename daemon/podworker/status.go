@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // Reasons the kubelet writes into pod and container status.
@@ -26,6 +28,7 @@ const (
 	reasonPodCompleted       = "PodCompleted"
 	reasonPodFailed          = "PodFailed"
 	reasonStatusUnknown      = "ContainerStatusUnknown"
+	reasonFailedSync         = "FailedSync" // the kubelet's event when a pod sync fails
 	reasonDeadlineExceeded   = "DeadlineExceeded"
 	reasonUnschedulable      = "Unschedulable"
 	reasonTerminationKubelet = "TerminationByKubelet"
@@ -46,24 +49,6 @@ func terminatedReason(exitCode int32, oomKilled bool) string {
 	}
 }
 
-// shouldRestart reports whether a regular container that exited with
-// exitCode is started again under the pod's restartPolicy.
-func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
-	switch policy {
-	case corev1.RestartPolicyAlways:
-		return true
-	case corev1.RestartPolicyOnFailure:
-		return exitCode != 0
-	default:
-		return false
-	}
-}
-
-// isSidecar reports whether c is a restartable init container.
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
 // podPhase computes the phase from the container statuses as the kubelet's
 // getPhase does (without the alpha ContainerRestartRules). terminal is true
 // once the worker has decided that no container will run again (deletion,
@@ -75,10 +60,10 @@ func podPhase(spec *corev1.PodSpec, initStatuses, statuses []corev1.ContainerSta
 	var unknown, running, waiting, stopped, succeeded int
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !kube.IsSidecar(c) {
 			continue
 		}
-		cs := findStatus(initStatuses, c.Name)
+		cs := kube.ContainerStatus(initStatuses, c.Name)
 		switch {
 		case cs == nil:
 			unknown++
@@ -89,7 +74,7 @@ func podPhase(spec *corev1.PodSpec, initStatuses, statuses []corev1.ContainerSta
 		}
 	}
 	for _, c := range spec.Containers {
-		cs := findStatus(statuses, c.Name)
+		cs := kube.ContainerStatus(statuses, c.Name)
 		switch {
 		case cs == nil:
 			unknown++
@@ -135,8 +120,8 @@ func podPhase(spec *corev1.PodSpec, initStatuses, statuses []corev1.ContainerSta
 func initCounts(spec *corev1.PodSpec, statuses []corev1.ContainerStatus) (pending, failed, pendingSidecars int) {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		cs := findStatus(statuses, c.Name)
-		if isSidecar(c) {
+		cs := kube.ContainerStatus(statuses, c.Name)
+		if kube.IsSidecar(c) {
 			switch {
 			case cs == nil:
 				pendingSidecars++
@@ -220,11 +205,11 @@ func lastInitDone(spec *corev1.PodSpec, statuses []corev1.ContainerStatus) bool 
 		return true
 	}
 	c := &spec.InitContainers[n-1]
-	cs := findStatus(statuses, c.Name)
+	cs := kube.ContainerStatus(statuses, c.Name)
 	switch {
 	case cs == nil:
 		return false
-	case isSidecar(c):
+	case kube.IsSidecar(c):
 		return cs.State.Running != nil && cs.Started != nil && *cs.Started
 	}
 	for _, st := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
@@ -233,20 +218,6 @@ func lastInitDone(spec *corev1.PodSpec, statuses []corev1.ContainerStatus) bool 
 		}
 	}
 	return false
-}
-
-func findStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
-	for i := range statuses {
-		if statuses[i].Name == name {
-			return &statuses[i]
-		}
-	}
-	return nil
-}
-
-// isTerminal reports whether the pod reached Succeeded or Failed.
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // sortStatuses orders statuses as the containers are in the spec.

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -68,7 +69,7 @@ func (r *containerRun) terminationMessage(code int32) string {
 	defer cancel()
 	var buf bytes.Buffer
 	lines, limit := int64(fallbackLogLines), int64(fallbackLogBytes)
-	path := logs.Path(r.w.m.node.logRoot, r.pod.Namespace, r.pod.Name, string(r.pod.UID), r.spec.Name, r.attempt)
+	path := kube.ContainerLogPath(r.w.m.node.logRoot, r.pod, r.spec.Name, r.attempt)
 	if err := logs.Write(ctx, &buf, path, r.attempt, logs.Options{TailLines: &lines, LimitBytes: &limit}, nil); err != nil {
 		return ""
 	}

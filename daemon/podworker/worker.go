@@ -3,8 +3,8 @@ package podworker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -51,7 +52,10 @@ type worker struct {
 	reason   string // pod-level failure (DeadlineExceeded), written with the final phase
 	message  string
 
-	done chan struct{}
+	// settled: the pod's final status is written and none of its
+	// containers will run again; what is left of them is the sweep's.
+	settled atomic.Bool
+	done    chan struct{}
 }
 
 func newWorker(m *Manager, pod *corev1.Pod, adopted []runtime.Container) *worker {
@@ -117,10 +121,11 @@ func (w *worker) run(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if isTerminal(pod) {
+	if kube.IsPodTerminal(pod) {
 		w.removeAdopted()
 		w.tearDownVolumes(pod)
 		w.m.teardownSandbox(w.uid)
+		w.settled.Store(true)
 		w.finishDeletion()
 		return
 	}
@@ -188,6 +193,7 @@ func (w *worker) finish(pod *corev1.Pod) {
 	w.removeAdopted()
 	w.tearDownVolumes(pod)
 	w.m.teardownSandbox(w.uid)
+	w.settled.Store(true)
 	if w.stopping() {
 		w.finishDeletion()
 	}
@@ -206,6 +212,8 @@ func (w *worker) reject(reason, message string) {
 	})
 	if err != nil {
 		w.logError("rejecting pod", err)
+	} else {
+		w.settled.Store(true)
 	}
 	if w.stopping() {
 		w.finishDeletion()
@@ -219,7 +227,7 @@ func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*cont
 	initialized := hasRunRegular(pod.Status.ContainerStatuses)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if kube.IsSidecar(c) {
 			r := newContainerRun(w, pod, c, kindSidecar)
 			sidecars = append(sidecars, r)
 			r.done = make(chan struct{})
@@ -252,17 +260,31 @@ func (w *worker) runInit(ctx context.Context, pod *corev1.Pod) (sidecars []*cont
 	return sidecars, true
 }
 
-// runRegular runs the regular containers side by side until each is done.
+// runRegular runs the regular containers side by side until each is done,
+// starting them one after the other in spec order (order.go). Containers
+// found running or already run (a restart of skiffd) do not wait.
 func (w *worker) runRegular(ctx context.Context, pod *corev1.Pod) bool {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := true
+	ordered := !hasRunRegular(pod.Status.ContainerStatuses)
+	var prev *containerRun
 	for i := range pod.Spec.Containers {
 		r := newContainerRun(w, pod, &pod.Spec.Containers[i], kindRegular)
+		if !ordered || r.instance != nil {
+			r.passTurn()
+		}
+		after := prev
+		prev = r
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, runOK := r.run(ctx); !runOK {
+			defer r.passTurn()
+			runOK := r.waitTurn(ctx, after)
+			if runOK {
+				_, runOK = r.run(ctx)
+			}
+			if !runOK {
 				mu.Lock()
 				ok = false
 				mu.Unlock()
@@ -357,7 +379,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 		if w.m.cfg.Network == nil {
 			setPodIP(&p.Status, ip) // the host's network
 		}
-		p.Status.QOSClass = qosClass(&p.Spec)
+		p.Status.QOSClass = kube.QOSClass(&p.Spec)
 		reason := reasonContainerCreating
 		if len(p.Spec.InitContainers) > 0 {
 			reason = reasonPodInitializing
@@ -374,7 +396,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 // initialStatuses adds a waiting status for every container without one.
 func initialStatuses(statuses []corev1.ContainerStatus, containers []corev1.Container, reason string) []corev1.ContainerStatus {
 	for _, c := range containers {
-		if findStatus(statuses, c.Name) != nil {
+		if kube.ContainerStatus(statuses, c.Name) != nil {
 			continue
 		}
 		statuses = append(statuses, corev1.ContainerStatus{
@@ -396,14 +418,14 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 	w.mu.Lock()
 	terminal, reason, message := w.terminal, w.reason, w.message
 	w.mu.Unlock()
-	obj, err := w.m.cfg.Store.Modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
+	obj, err := w.m.modify(db.Pods, w.ns, w.name, func(obj db.Object) error {
 		pod := obj.(*corev1.Pod)
 		if pod.UID != w.uid {
 			return errPodGone
 		}
 		before := pod.DeepCopy()
 		mutate(pod)
-		if !isTerminal(before) {
+		if !kube.IsPodTerminal(before) {
 			w.settlePhase(pod, terminal, reason, message)
 		}
 		if isScheduled(&pod.Status) {
@@ -429,7 +451,7 @@ func (w *worker) settlePhase(pod *corev1.Pod, terminal bool, reason, message str
 	st := &pod.Status
 	phase := podPhase(&pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, terminal, hasRunRegular(st.ContainerStatuses))
 	if !terminal {
-		if phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+		if !kube.IsPodPhaseTerminal(phase) {
 			st.Phase = phase
 		}
 		return
@@ -459,7 +481,7 @@ func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.
 		case init:
 			list = &pod.Status.InitContainerStatuses
 		}
-		cs := findStatus(*list, name)
+		cs := kube.ContainerStatus(*list, name)
 		if cs == nil {
 			*list = append(*list, corev1.ContainerStatus{Name: name})
 			cs = &(*list)[len(*list)-1]
@@ -473,7 +495,7 @@ func (w *worker) updateContainer(name string, init bool, mutate func(cs *corev1.
 // stopped: the kubelet's final delete with grace 0, which removes the pod
 // unless finalizers still hold it.
 func (w *worker) finishDeletion() {
-	err := w.m.cfg.Store.Write(func(tx *db.Tx) error {
+	err := w.m.write(func(tx *db.Tx) error {
 		obj, err := tx.Get(db.Pods, w.ns, w.name)
 		if err != nil {
 			return err
@@ -511,14 +533,11 @@ func (w *worker) removeAdopted() {
 	}
 }
 
+// removeInstance removes instance id (its exit, if it ran, is recorded);
+// the manager retries a removal that fails until it is done.
 func (w *worker) removeInstance(id string) {
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := w.m.cfg.Runtime.Remove(ctx, id); err != nil {
-		w.logError("removing container "+id, err)
+	if id != "" {
+		w.m.removeInstance(id)
 	}
 }
 
@@ -541,5 +560,3 @@ func deletionGrace(pod *corev1.Pod) time.Duration {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func containerIDString(id string) string { return fmt.Sprintf("containerd://%s", id) }

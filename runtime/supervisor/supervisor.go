@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,6 +60,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	cmd := exec.Command(binary, "--config", configPath)
 	cmd.Stdout, cmd.Stderr = cfg.Log, cfg.Log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = withoutNotify(os.Environ())
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", binary, err)
 	}
@@ -78,6 +80,21 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// withoutNotify is env without systemd's notification variables: under a
+// Type=notify unit they are skiffd's, and a containerd that inherited them
+// would tell systemd it is ready on skiffd's behalf.
+func withoutNotify(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // waitAnswering polls the socket until containerd answers, exits, or ctx ends.

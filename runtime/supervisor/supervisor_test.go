@@ -74,3 +74,11 @@ func writeFile(t *testing.T, path string) string {
 	}
 	return path
 }
+
+func TestWithoutNotify(t *testing.T) {
+	env := []string{"PATH=/usr/bin", "NOTIFY_SOCKET=/run/systemd/notify", "WATCHDOG_USEC=30000000", "WATCHDOG_PID=1", "NOTIFY_SOCKETS=kept"}
+	want := []string{"PATH=/usr/bin", "NOTIFY_SOCKETS=kept"}
+	if diff := cmp.Diff(want, withoutNotify(env)); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}
