@@ -25,6 +25,8 @@ func TestDependencyDirection(t *testing.T) {
 		"kube is a leaf":            {"kube", []string{module + "/"}},
 		"supervisor is a leaf":      {"runtime/supervisor", []string{module + "/"}},
 		"api never sees containerd": {"api", []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
+		"controller skeleton uses the store only": {"daemon/controller", []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"job controller uses the store only": {"daemon/jobcontroller", []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"garbage collector uses the store only": {"daemon/garbagecollector", []string{
