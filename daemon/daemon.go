@@ -257,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
 	})
-	goRun("garbage collector", garbagecollector.New(store).Run)
+	goRun("garbage collector", garbagecollector.New(garbagecollector.Config{Store: store}).Run)
 
 	handler := api.New(api.Config{
 		Store:    store,
