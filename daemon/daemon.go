@@ -219,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err := startServices(store, services, cfg.ResolvConf, goRun); err != nil {
 		return err
 	}
-	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
+	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
