@@ -257,35 +257,38 @@ func tearDownVolumes(root string, pod *corev1.Pod) error {
 	return os.RemoveAll(podDir(root, string(pod.UID)))
 }
 
-// removeOrphanVolumes removes the volume directories of pods that no
-// longer exist (deleted while skiffd was down), unmounting memory-backed
-// emptyDirs first.
-func removeOrphanVolumes(root string, known map[string]bool) error {
+// volumeDirs lists the pods (by UID) that have a volume directory under root.
+func volumeDirs(root string) ([]string, error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var errs []error
+	var uids []string
 	for _, e := range entries {
-		if !e.IsDir() || known[e.Name()] {
-			continue
+		if e.IsDir() {
+			uids = append(uids, e.Name())
 		}
-		dirs, _ := filepath.Glob(filepath.Join(root, e.Name(), "volumes", emptyDirKind, "*"))
-		unmounted := true
-		for _, d := range dirs {
-			if mounted, err := isMountPoint(d); err == nil && mounted {
-				if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
-					errs = append(errs, err)
-					unmounted = false
-				}
+	}
+	return uids, nil
+}
+
+// removeVolumeDir removes the volume directory of a pod that no longer
+// exists, unmounting memory-backed emptyDirs first.
+func removeVolumeDir(root, uid string) error {
+	dirs, _ := filepath.Glob(filepath.Join(root, uid, "volumes", emptyDirKind, "*"))
+	var errs []error
+	for _, d := range dirs {
+		if mounted, err := isMountPoint(d); err == nil && mounted {
+			if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
+				errs = append(errs, err)
 			}
 		}
-		if unmounted {
-			errs = append(errs, os.RemoveAll(filepath.Join(root, e.Name())))
-		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...) // never remove what may still be mounted
+	}
+	return os.RemoveAll(filepath.Join(root, uid))
 }
