@@ -30,6 +30,8 @@ func TestDependencyDirection(t *testing.T) {
 		"kube is a leaf":            {pkg: "kube", forbidden: []string{module + "/"}},
 		"supervisor is a leaf":      {pkg: "runtime/supervisor", forbidden: []string{module + "/"}},
 		"api never sees containerd": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
+		"controller skeleton uses the store only": {pkg: "daemon/controller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"job controller uses the store only": {pkg: "daemon/jobcontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"garbage collector uses the store only": {pkg: "daemon/garbagecollector", forbidden: []string{

@@ -215,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err := startServices(store, services, cfg.ResolvConf, goRun); err != nil {
 		return err
 	}
-	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
+	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
@@ -254,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
 	})
-	goRun("garbage collector", garbagecollector.New(store).Run)
+	goRun("garbage collector", garbagecollector.New(garbagecollector.Config{Store: store}).Run)
 
 	handler := api.New(api.Config{
 		Store:    store,
