@@ -201,7 +201,7 @@ func sortStrings(s []string) { slices.Sort(s) }
 func waitReady(t testing.TB, c kubernetes.Interface, svc string, want ...string) {
 	t.Helper()
 	sortStrings(want)
-	waitFor(t, time.Minute, fmt.Sprintf("ready endpoints of %s = %v", svc, want), func() (bool, error) {
+	waitFor(t, 2*time.Minute, fmt.Sprintf("ready endpoints of %s = %v", svc, want), func() (bool, error) {
 		ep, sl := readyAddresses(t, c, svc)
 		return slices.Equal(ep, want) && slices.Equal(sl, want), nil
 	})
