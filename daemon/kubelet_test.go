@@ -336,7 +336,7 @@ func TestKubeletContainers(t *testing.T) {
 				p.Spec.RestartPolicy = corev1.RestartPolicyAlways
 				p.Spec.Containers[0].Command = []string{"sh", "-c", "[ -f /data/restarted ] && exec sleep 3600; touch /data/restarted; " + ignoreTerm}
 				p.Spec.Containers[0].LivenessProbe = &corev1.Probe{
-					ProbeHandler:                  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "[ ! -f /data/restarted ] || [ -f /data/second ] || { touch /data/second; exit 1; }"}}},
+					ProbeHandler:                  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "[ ! -f /data/restarted ] || [ -f /data/second ] || { touch /data/second; echo not alive; exit 1; }"}}},
 					PeriodSeconds:                 1,
 					FailureThreshold:              1,
 					TerminationGracePeriodSeconds: ptr(int64(1)),
@@ -353,6 +353,20 @@ func TestKubeletContainers(t *testing.T) {
 				}
 				if d := last.FinishedAt.Sub(last.StartedAt.Time); d < 2*time.Second {
 					t.Errorf("killed %s after its start: want the probe, then at least 2s of grace", d)
+				}
+				// The kubelet's Unhealthy event carries the probe's output.
+				evs, err := s.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var unhealthy []string
+				for _, ev := range evs.Items {
+					if ev.Reason == "Unhealthy" {
+						unhealthy = append(unhealthy, ev.Type+" "+ev.InvolvedObject.FieldPath+" "+ev.Message)
+					}
+				}
+				if len(unhealthy) != 1 || unhealthy[0] != "Warning spec.containers{c0} Liveness probe failed: not alive\n" {
+					t.Errorf("Unhealthy events %q, want one Warning on spec.containers{c0} with the probe's output", unhealthy)
 				}
 			},
 		},

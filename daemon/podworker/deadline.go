@@ -59,6 +59,8 @@ func (w *worker) enforceDeadline(ctx context.Context, pod *corev1.Pod) {
 // containers have stopped.
 func (w *worker) exceedDeadline(pod *corev1.Pod) {
 	w.log.Info("pod exceeded its activeDeadlineSeconds; terminating it")
+	// As the kubelet's active deadline handler: a Normal event on the pod.
+	w.event(corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadline)
 	w.mu.Lock()
 	w.reason, w.message = reasonDeadlineExceeded, messageDeadline
 	w.mu.Unlock()

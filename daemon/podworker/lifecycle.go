@@ -51,6 +51,9 @@ func (r *containerRun) runHandler(ctx context.Context, id string, h *corev1.Life
 		return nil
 	case h.HTTPGet != nil:
 		_, err := r.httpProbe(ctx, h.HTTPGet)
+		if _, answered := err.(probeFailure); answered {
+			return nil // any status will do for a hook
+		}
 		return err
 	case h.Sleep != nil:
 		t := time.NewTimer(time.Duration(h.Sleep.Seconds) * time.Second)

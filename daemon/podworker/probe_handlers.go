@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -30,10 +31,10 @@ const maxProbeBody = 10 * 1024
 
 // runProbe runs one probe of instance id within timeout: resultUnknown
 // when the probe could not be run (the kubelet throws such results away).
-func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe, timeout time.Duration) probeResult {
+// output says why a probe failed, as the kubelet's Unhealthy event does.
+func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe, timeout time.Duration) (res probeResult, output string) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var res probeResult
 	var err error
 	switch {
 	case p.Exec != nil:
@@ -45,32 +46,60 @@ func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe,
 	case p.GRPC != nil:
 		res, err = r.grpcProbe(ctx, p.GRPC)
 	default:
-		return resultUnknown
+		return resultUnknown, ""
 	}
-	if err != nil {
+	if err == nil {
+		return res, ""
+	}
+	if res == resultUnknown {
 		r.log.WithError(err).Debug("probe failed to run")
 	}
-	return res
+	return res, err.Error()
 }
 
-func verdict(ok bool) probeResult {
-	if ok {
-		return resultSuccess
-	}
-	return resultFailure
-}
+// probeFailure is a failed probe's output: what the command printed, or
+// why the connection or the answer did not do.
+type probeFailure string
+
+func (f probeFailure) Error() string { return string(f) }
 
 // execProbe runs command in the container: exit code 0 passes; running
 // past the timeout fails (as with the kubelet's ExecProbeTimeout).
 func (r *containerRun) execProbe(ctx context.Context, id string, command []string) (probeResult, error) {
-	code, err := r.w.m.cfg.Runtime.Exec(ctx, id, runtime.ExecConfig{Args: command})
+	out := &limitedBuffer{max: maxProbeBody}
+	code, err := r.w.m.cfg.Runtime.Exec(ctx, id, runtime.ExecConfig{Args: command, Stdout: out, Stderr: out})
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return resultFailure, fmt.Errorf("command %q timed out", command)
+		return resultFailure, probeFailure(fmt.Sprintf("command %q timed out", command))
 	case err != nil:
 		return resultUnknown, err
+	case code != 0:
+		return resultFailure, probeFailure(out.String())
 	}
-	return verdict(code == 0), nil
+	return resultSuccess, nil
+}
+
+// limitedBuffer keeps the first max bytes written to it (an exec probe's
+// output, as the kubelet's) and takes the rest without keeping it.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 // probeHost is where network probes go: the given host, else the pod's IP.
@@ -147,7 +176,10 @@ func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
-	return verdict(resp.StatusCode >= http.StatusOK && resp.StatusCode < http.StatusBadRequest), nil
+	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
+		return resultFailure, probeFailure(fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode))
+	}
+	return resultSuccess, nil
 }
 
 // tcpProbe passes when a TCP connection opens.
@@ -186,5 +218,8 @@ func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction) (pro
 	if err != nil {
 		return resultFailure, err
 	}
-	return verdict(resp.GetStatus() == healthpb.HealthCheckResponse_SERVING), nil
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return resultFailure, probeFailure(fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String()))
+	}
+	return resultSuccess, nil
 }

@@ -55,7 +55,9 @@ func (p *instanceProbes) loop(ctx context.Context, kind probeKind, probe *corev1
 		waitStart = nil
 	}
 	for {
-		timer := time.NewTimer(max(time.Until(next), 0))
+		// NOTE: the Manager's clock, as the instance's start time is (the
+		// runtime's, which the tests' clock stands in for).
+		timer := time.NewTimer(max(next.Sub(p.r.w.m.now()), 0))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -66,13 +68,17 @@ func (p *instanceProbes) loop(ctx context.Context, kind probeKind, probe *corev1
 		case <-timer.C:
 		}
 		timer.Stop()
-		now := time.Now()
+		now := p.r.w.m.now()
 		started := p.isStarted()
 		if kind == startupProbe && started {
 			return
 		}
 		if state.shouldProbe(now, p.startedAt, started) {
-			if res := p.r.runProbe(ctx, p.id, probe, state.timing.timeout); res != resultUnknown {
+			res, output := p.r.runProbe(ctx, p.id, probe, state.timing.timeout)
+			if res == resultFailure {
+				p.r.event(corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", kind, output)
+			}
+			if res != resultUnknown {
 				if verdict, changed := state.observe(res); changed {
 					p.act(kind, verdict, probe)
 				}
