@@ -359,14 +359,20 @@ func TestKubeletContainers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var unhealthy []string
+				var unhealthy, killing []string
 				for _, ev := range evs.Items {
-					if ev.Reason == "Unhealthy" {
+					switch ev.Reason {
+					case "Unhealthy":
 						unhealthy = append(unhealthy, ev.Type+" "+ev.InvolvedObject.FieldPath+" "+ev.Message)
+					case "Killing":
+						killing = append(killing, ev.Message)
 					}
 				}
 				if len(unhealthy) != 1 || unhealthy[0] != "Warning spec.containers{c0} Liveness probe failed: not alive\n" {
 					t.Errorf("Unhealthy events %q, want one Warning on spec.containers{c0} with the probe's output", unhealthy)
+				}
+				if len(killing) != 1 || killing[0] != "Container c0 failed liveness probe, will be restarted" {
+					t.Errorf("Killing events %q, want the kubelet's liveness message", killing)
 				}
 			},
 		},

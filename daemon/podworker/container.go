@@ -3,6 +3,7 @@ package podworker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -50,7 +51,7 @@ type containerRun struct {
 	haltOnce    sync.Once
 	halt        chan struct{} // closed to stop this container for good
 	haltGrace   time.Duration
-	kill        chan time.Duration     // a failed liveness/startup probe: kill with this grace
+	kill        chan probeKill         // a failed liveness/startup probe
 	newSpec     chan *corev1.Container // a changed definition (image): see update.go
 	specChanged bool                   // the running instance was stopped for a new definition
 
@@ -67,7 +68,7 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 		log:       w.log.WithField("container", c.Name),
 		backoff:   restartBackoff{base: w.m.cfg.RestartBackoffBase, max: w.m.cfg.RestartBackoffMax},
 		halt:      make(chan struct{}),
-		kill:      make(chan time.Duration, 1),
+		kill:      make(chan probeKill, 1),
 		newSpec:   make(chan *corev1.Container, 1),
 		startedCh: make(chan struct{}),
 		attempted: make(chan struct{}),
@@ -373,13 +374,14 @@ func (r *containerRun) follow(ctx context.Context, id string, exit <-chan runtim
 // is stopped or a probe asks for it to be killed.
 func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.ExitStatus) (runtime.ExitStatus, bool) {
 	var grace, minimum time.Duration
+	why := fmt.Sprintf("Stopping container %s", r.spec.Name)
 	select {
 	case st := <-exit:
 		return st, true
 	case <-ctx.Done():
 		return runtime.ExitStatus{}, false
-	case grace = <-r.kill:
-		minimum = minGrace
+	case k := <-r.kill:
+		grace, minimum, why = k.grace, minGrace, k.message
 	case <-r.halt:
 		grace = r.haltGrace
 	case c := <-r.newSpec:
@@ -388,7 +390,7 @@ func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.
 		grace = r.w.stopGrace()
 	}
 	grace = r.runPreStop(ctx, id, grace, minimum)
-	r.event(corev1.EventTypeNormal, "Killing", "Stopping container %s", r.spec.Name)
+	r.event(corev1.EventTypeNormal, "Killing", "%s", why)
 	r.log.WithField("grace", grace).Info("stopping container")
 	return r.stopAndWait(ctx, id, grace, exit)
 }

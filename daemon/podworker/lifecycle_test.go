@@ -454,8 +454,8 @@ func TestPodStop(t *testing.T) {
 			if _, _, left := l.rt.counts("main"); left != 0 {
 				t.Errorf("ignoresTerm %v: %d instances left", ignores, left)
 			}
-			if !l.rec.has("Killing") {
-				t.Errorf("no Killing event in %q", l.rec.all())
+			if events := strings.Join(l.rec.all(), "\n"); !strings.Contains(events, "spec.containers{main} Normal Killing Stopping container main") {
+				t.Errorf("no Killing event in %q", events)
 			}
 			l.stop()
 			l.stop = nil
@@ -479,7 +479,8 @@ func TestPodStop(t *testing.T) {
 			t.Errorf("liveness kill graces %v, want the pod's 30s first", got)
 		}
 		events := strings.Join(l.rec.all(), "\n")
-		for _, want := range []string{"spec.containers{main} Warning Unhealthy Liveness probe failed: false: exit 1", "Killing"} {
+		for _, want := range []string{"spec.containers{main} Warning Unhealthy Liveness probe failed: false: exit 1",
+			"spec.containers{main} Normal Killing Container main failed liveness probe, will be restarted"} {
 			if !strings.Contains(events, want) {
 				t.Errorf("no %q event in %q", want, events)
 			}

@@ -2,6 +2,8 @@ package podworker
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,9 +113,9 @@ func (p *instanceProbes) act(kind probeKind, verdict probeResult, probe *corev1.
 		if probe.TerminationGracePeriodSeconds != nil {
 			grace = time.Duration(*probe.TerminationGracePeriodSeconds) * time.Second
 		}
-		r.log.WithField("probe", kind).Info("container failed its " + kind.String() + " probe; it will be restarted")
+		r.log.WithField("probe", kind).Info("container failed its " + kind.String() + " probe; it will be killed")
 		select {
-		case r.kill <- grace:
+		case r.kill <- probeKill{grace: grace, message: r.probeKillMessage(kind)}:
 		default:
 		}
 	}
@@ -129,4 +131,25 @@ func (r *containerRun) setProbed(id string, mutate func(cs *corev1.ContainerStat
 	if err != nil {
 		r.w.logError("recording a probe result", err)
 	}
+}
+
+// probeKill is a failed liveness or startup probe's verdict: kill the
+// instance with grace; message is the Killing event's.
+type probeKill struct {
+	grace   time.Duration
+	message string
+}
+
+// probeKillMessage is the kubelet's Killing message for a container that
+// failed its kind probe, saying whether it will be restarted.
+func (r *containerRun) probeKillMessage(kind probeKind) string {
+	who := "Container"
+	if r.kind == kindSidecar {
+		who = "Init container"
+	}
+	msg := fmt.Sprintf("%s %s failed %s probe", who, r.spec.Name, strings.ToLower(kind.String()))
+	if kube.ContainerRestarts(&r.pod.Spec, r.spec.Name, 137) {
+		msg += ", will be restarted"
+	}
+	return msg
 }
