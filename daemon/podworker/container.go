@@ -328,6 +328,12 @@ func (r *containerRun) adopt(f instanceFacts) bool {
 		if r.started {
 			r.markStarted()
 		}
+		if r.spec.ReadinessProbe != nil {
+			// As the kubelet after a restart: not ready until its readiness
+			// probe passes again (the probe starts from failure, and only a
+			// change of verdict is written).
+			r.setProbed(r.instanceID, func(cs *corev1.ContainerStatus) { cs.Ready = false })
+		}
 		return true
 	}
 	if r.startedAt.IsZero() {

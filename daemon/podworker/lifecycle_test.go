@@ -500,20 +500,7 @@ func (l *lifecycle) waitPodAfterRun(name string, cond func(*corev1.Pod) bool) *c
 // instance containerd lost is recorded as unknown — and a restart in the
 // middle of a running pod changes nothing.
 func TestPodRecovery(t *testing.T) {
-	// The store as an earlier run left it: the container recorded running.
-	leftRunning := func(l *lifecycle, pod *corev1.Pod) string {
-		id := instanceID(string(pod.UID), "main", 0)
-		started := metav1.NewTime(l.clock.Now().Add(-time.Minute))
-		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started, HostIP: "192.0.2.1",
-			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "main", Image: "busybox:1.35", ContainerID: kube.ContainerID(id),
-				Started: ptr(true), Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
-		return id
-	}
-	labels := func(pod *corev1.Pod) map[string]string {
-		return map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: string(pod.UID), runtime.LabelPodName: pod.Name,
-			runtime.LabelPodNamespace: "default", runtime.LabelContainerName: "main", runtime.LabelAttempt: "0"}
-	}
+	leftRunning, labels := recordedRunning, instanceLabels
 	tests := map[string]struct {
 		left       func(l *lifecycle, pod *corev1.Pod)
 		finish     int32 // the adopted instance's exit, made by the test; -1 = none
@@ -571,5 +558,45 @@ func TestPodRecovery(t *testing.T) {
 				t.Errorf("the container was created %d and started %d times again", created, started)
 			}
 		})
+	}
+}
+
+// recordedRunning sets pod's status as an earlier run of skiffd left it,
+// its container "main" recorded running and ready; it returns the
+// instance's ID.
+func recordedRunning(l *lifecycle, pod *corev1.Pod) string {
+	id := instanceID(string(pod.UID), "main", 0)
+	started := metav1.NewTime(l.clock.Now().Add(-time.Minute))
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started, HostIP: "192.0.2.1",
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "main", Image: "busybox:1.35", ContainerID: kube.ContainerID(id),
+			Started: ptr(true), Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
+	return id
+}
+
+// instanceLabels are the labels skiffd gives instance 0 of pod's "main".
+func instanceLabels(pod *corev1.Pod) map[string]string {
+	return map[string]string{runtime.LabelManaged: "true", runtime.LabelPodUID: string(pod.UID), runtime.LabelPodName: pod.Name,
+		runtime.LabelPodNamespace: "default", runtime.LabelContainerName: "main", runtime.LabelAttempt: "0"}
+}
+
+// TestPodRecoveryReadiness: an adopted container whose readiness probe
+// now fails is not left ready, as the kubelet resets readiness on restart.
+func TestPodRecoveryReadiness(t *testing.T) {
+	l := newLifecycle(t, map[string]script{"main": {runs: true, probeCode: 1}})
+	pod := onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main",
+		ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}}})
+	pod.Namespace, pod.UID, pod.Spec.NodeName = "default", "uid-p", "node"
+	l.rt.add(recordedRunning(l, pod), instanceLabels(pod), runtime.StateRunning, nil)
+	if err := l.store.Create(db.Pods, pod); err != nil {
+		t.Fatal(err)
+	}
+	l.run()
+	l.waitPod("p", "not ready", func(p *corev1.Pod) bool {
+		cs := kube.ContainerStatus(p.Status.ContainerStatuses, "main")
+		return cs != nil && !cs.Ready && cs.State.Running != nil
+	})
+	if created, started, _ := l.rt.counts("main"); created != 0 || started != 0 {
+		t.Errorf("the container was created %d and started %d times again", created, started)
 	}
 }
