@@ -37,4 +37,6 @@ var (
 	Services       = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
 	Endpoints      = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
 	EndpointSlices = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
+	ConfigMaps     = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }}
+	Secrets        = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }}
 )
