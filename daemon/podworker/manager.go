@@ -70,6 +70,8 @@ type Manager struct {
 	node  nodeInfo
 	sched *scheduler
 	slots *slotPool
+	// sources reads pods' ConfigMaps and Secrets and wakes their waiters.
+	sources *sources
 
 	mu      sync.Mutex
 	workers map[types.UID]*worker
@@ -102,6 +104,7 @@ func New(cfg Config) *Manager {
 		},
 		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
 		slots:   newSlotPool(cfg.MaxContainers),
+		sources: newSources(cfg.Store),
 		workers: map[types.UID]*worker{},
 		ctx:     context.Background(),
 	}
@@ -114,6 +117,11 @@ func (m *Manager) now() time.Time { return m.cfg.Now() }
 func (m *Manager) Run(ctx context.Context) error {
 	m.ctx = ctx
 	defer m.wg.Wait()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.sources.follow(ctx)
+	}()
 	for {
 		err := m.recoverAndFollow(ctx)
 		if ctx.Err() != nil {
