@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 const (
@@ -150,5 +151,47 @@ func TestConfigMapAndSecretTables(t *testing.T) {
 	mustJSON(t, r.body, &l)
 	if r.code != 200 || len(l.Items) != 0 {
 		t.Errorf("type=Opaque list = %d %s", r.code, r.body)
+	}
+}
+
+func TestSecretFromProtobuf(t *testing.T) {
+	ts := newTestServer(t)
+	raw, err := (&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pb"}, StringData: map[string]string{"k": "v"},
+		Data: map[string][]byte{"bin": {0, 0xff}}}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Secret"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ts.do(t, "POST", secretsPath, string(append([]byte("k8s\x00"), envelope...)), "Content-Type: application/vnd.kubernetes.protobuf")
+	var s corev1.Secret
+	mustJSON(t, r.body, &s)
+	if r.code != 201 || string(s.Data["k"]) != "v" || string(s.Data["bin"]) != "\x00\xff" {
+		t.Errorf("protobuf create = %d %s", r.code, r.body)
+	}
+}
+
+func TestConfigMapSelectorsAndDeleteCollection(t *testing.T) {
+	ts := newTestServer(t)
+	for _, name := range []string{"a", "b", "c"} {
+		app := "web"
+		if name == "c" {
+			app = "db"
+		}
+		ts.do(t, "POST", configMapsPath, `{"metadata":{"name":"`+name+`","labels":{"app":"`+app+`"}}}`)
+	}
+	var l corev1.ConfigMapList
+	mustJSON(t, ts.do(t, "GET", configMapsPath+"?labelSelector=app%3Dweb", "").body, &l)
+	if len(l.Items) != 2 {
+		t.Errorf("app=web lists %d ConfigMaps, want 2", len(l.Items))
+	}
+	if r := ts.do(t, "DELETE", configMapsPath+"?labelSelector=app%3Dweb", ""); r.code != 200 {
+		t.Fatalf("deletecollection = %d %s", r.code, r.body)
+	}
+	mustJSON(t, ts.do(t, "GET", configMapsPath, "").body, &l)
+	if len(l.Items) != 1 || l.Items[0].Name != "c" {
+		t.Errorf("left after deletecollection: %+v", l.Items)
 	}
 }

@@ -84,6 +84,14 @@ func TestKubectlConfigMapsAndSecrets(t *testing.T) {
 		t.Errorf("the kustomized Job printed %q, want %q", got, want)
 	}
 
+	// explain reads the OpenAPI documents.
+	if out := s.kubectl(t, "explain", "secret.stringData"); !strings.Contains(out, "stringData allows specifying non-binary secret data in string form") {
+		t.Errorf("kubectl explain secret.stringData:\n%s", out)
+	}
+	if out := s.kubectl(t, "explain", "configmap.binaryData"); !strings.Contains(out, "FIELD: binaryData <map[string]string>") {
+		t.Errorf("kubectl explain configmap.binaryData:\n%s", out)
+	}
+
 	// Bad input: kube's refusals.
 	big := write("big", []byte(strings.Repeat("x", 2<<20)))
 	cmd := exec.Command("kubectl", "-s", "http://"+s.addr, "create", "configmap", "big", "--from-file="+big)

@@ -82,7 +82,13 @@ func TestMissingConfigMapAndSecret(t *testing.T) {
 	volPod := scriptPod("vol-pod", "cat /creds/token")
 	volPod.Spec.Volumes = []corev1.Volume{{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "late-secret"}}}}
 	volPod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "creds", MountPath: "/creds"}}
-	for _, p := range []*corev1.Pod{envPod, volPod} {
+	// NOTE: skiff has no ServiceAccounts yet: a projected token waits as a
+	// kubelet's does for an account that does not exist.
+	tokenPod := scriptPod("token-pod", "true")
+	tokenPod.Spec.Volumes = []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}}}
+	tokenPod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/tokens"}}
+	for _, p := range []*corev1.Pod{envPod, volPod, tokenPod} {
 		if _, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -95,6 +101,11 @@ func TestMissingConfigMapAndSecret(t *testing.T) {
 	})
 	waitEvent(t, c, "vol-pod", corev1.EventTypeWarning, "FailedMount", `MountVolume.SetUp failed for volume "creds" : secret "late-secret" not found`)
 	waitEvent(t, c, "env-pod", corev1.EventTypeWarning, "Failed", `Error: configmap "late-config" not found`)
+	waitEvent(t, c, "token-pod", corev1.EventTypeWarning, "FailedMount",
+		`MountVolume.SetUp failed for volume "token" : failed to fetch token: serviceaccounts "default" not found`)
+	if p, err := c.CoreV1().Pods("default").Get(ctx, "token-pod", metav1.GetOptions{}); err != nil || !waitingAs(p, "ContainerCreating", "") {
+		t.Errorf("the pod with a token volume: %v %+v, want it waiting in ContainerCreating", err, p.Status.ContainerStatuses)
+	}
 
 	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late-config"},
 		Data: map[string]string{"level": "42"}}, metav1.CreateOptions{}); err != nil {
