@@ -57,7 +57,9 @@ func newAuthRegistry(t *testing.T) string {
 			reg.blobs["sha256:"+path.Base(name)] = data
 		}
 	}
-	var idx struct{ Manifests []struct{ Digest, MediaType string } }
+	var idx struct {
+		Manifests []struct{ Digest, MediaType string }
+	}
 	if err := json.Unmarshal(index, &idx); err != nil || len(idx.Manifests) == 0 {
 		t.Fatalf("the test image's index: %v", err)
 	}
