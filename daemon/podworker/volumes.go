@@ -222,8 +222,8 @@ func isMountPoint(dir string) (bool, error) {
 	return st.Dev != parent.Dev, nil
 }
 
-// tearDownVolumes unmounts the pod's memory-backed emptyDirs and removes
-// its directory: the pod's volumes go with the pod.
+// tearDownVolumes stops the refresh of the pod's volumes, unmounts them
+// and removes its directory: the pod's volumes go with the pod.
 func (w *worker) tearDownVolumes(pod *corev1.Pod) {
 	w.stopVolumeRefresh()
 	if err := tearDownVolumes(w.m.cfg.VolumeRoot, pod); err != nil {
