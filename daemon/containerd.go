@@ -13,42 +13,44 @@ import (
 	"github.com/skiff-sh/skiff/runtime/supervisor"
 )
 
-// connectContainerd returns the address of a containerd to use: the
-// configured one if it answers, else skiffd's own embedded containerd —
-// one left running by an earlier skiffd is adopted, otherwise a new child
-// is started (DESIGN.md "Embedded default"). stop stops a child started here.
-func connectContainerd(ctx context.Context, cfg Config) (address string, stop func(), err error) {
+// connectContainerd returns the address and state directory of a
+// containerd to use: the configured one if it answers, else skiffd's own
+// embedded containerd — one left running by an earlier skiffd is adopted,
+// otherwise a new child is started (DESIGN.md "Embedded default"). stop
+// stops a child started here.
+func connectContainerd(ctx context.Context, cfg Config) (address, state string, stop func(), err error) {
 	noop := func() {}
 	if supervisor.Answering(ctx, cfg.ContainerdAddress) {
-		return cfg.ContainerdAddress, noop, nil
+		return cfg.ContainerdAddress, cfg.ContainerdState, noop, nil
 	}
 	embedded := embeddedAddress(cfg)
+	state = filepath.Join(filepath.Dir(embedded), "containerd-state")
 	if supervisor.Answering(ctx, embedded) {
 		logrus.WithField("address", embedded).Info("adopting the embedded containerd of an earlier run")
-		return embedded, noop, nil
+		return embedded, state, noop, nil
 	}
 	binary, err := exec.LookPath("containerd")
 	if err != nil {
-		return "", nil, fmt.Errorf("no containerd answers at %s and no containerd binary is on PATH", cfg.ContainerdAddress)
+		return "", "", nil, fmt.Errorf("no containerd answers at %s and no containerd binary is on PATH", cfg.ContainerdAddress)
 	}
 	dir := filepath.Join(cfg.DataDir, "containerd")
 	logFile, err := os.OpenFile(filepath.Join(cfg.DataDir, "containerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return "", nil, fmt.Errorf("opening containerd log: %w", err)
+		return "", "", nil, fmt.Errorf("opening containerd log: %w", err)
 	}
 	logrus.WithFields(logrus.Fields{"address": embedded, "binary": binary}).Info("starting embedded containerd")
 	proc, err := supervisor.Start(ctx, supervisor.Config{
 		Binary:  binary,
 		Root:    filepath.Join(dir, "root"),
-		State:   filepath.Join(filepath.Dir(embedded), "containerd-state"),
+		State:   state,
 		Address: embedded,
 		Log:     logFile,
 	})
 	if err != nil {
 		logFile.Close()
-		return "", nil, fmt.Errorf("starting embedded containerd: %w", err)
+		return "", "", nil, fmt.Errorf("starting embedded containerd: %w", err)
 	}
-	return embedded, func() {
+	return embedded, state, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := proc.Stop(ctx); err != nil {

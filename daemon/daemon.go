@@ -37,6 +37,7 @@ type Config struct {
 	DataDir             string
 	ContainerdAddress   string
 	ContainerdNamespace string
+	ContainerdState     string // the state directory of the containerd at ContainerdAddress
 	Listen              string // TCP address of the API; "" = none
 	Socket              string // unix socket of the API; "" = none
 	PodBackoffBase      time.Duration
@@ -73,6 +74,9 @@ type Config struct {
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
 	ContainerLogRotation logs.Rotation
+	// SweepInterval is how often leftovers of pod instances are swept
+	// (0 = a minute).
+	SweepInterval time.Duration
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 	// Status, if set, is told in a few words what skiffd is doing while it
@@ -120,7 +124,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 
 	cfg.status("connecting to containerd")
-	address, stopContainerd, err := connectContainerd(ctx, cfg)
+	address, containerdState, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -132,6 +136,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		}
 	}
 	rtOpts := []runtime.Option{
+		runtime.WithContainerdState(containerdState),
 		runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo")),
 		runtime.WithLogDriverArg(cfg.ContainerLogRotation.Arg),
 	}
@@ -241,6 +246,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		MaxContainers:            max(maxContainers, 0),
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,
+		SweepInterval:            cfg.SweepInterval,
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,

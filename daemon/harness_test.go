@@ -76,9 +76,10 @@ type skiffd struct {
 	serviceCIDR string
 	// logPath is skiffd's output; "" = skiffd.log in the data dir.
 	logPath string
-	// bin is the skiffd binary to run; "" = skiffdBin.
+	// cd is the containerd this skiffd uses (default: the package's);
+	// bin its binary (default: skiffdBin); env is added to its environment.
+	cd  *runtimetest.Env
 	bin string
-	// env is added to skiffd's environment.
 	env []string
 }
 
@@ -100,6 +101,7 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	n := skiffdCount.Add(1)
 	s := &skiffd{
+		cd: containerd, bin: skiffdBin,
 		t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra,
 		// Every skiffd has its own pod address range and bridge: each keeps
 		// its own IP allocations.
@@ -128,6 +130,11 @@ func (s *skiffd) cleanup() {
 	if s.t.Failed() {
 		b, _ := os.ReadFile(s.logFile())
 		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
+		// SKIFF_TEST_LOGS keeps the whole log of a failed test's skiffd.
+		if dir := os.Getenv("SKIFF_TEST_LOGS"); dir != "" {
+			name := strings.ReplaceAll(s.t.Name(), "/", "_") + ".log"
+			_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+		}
 	}
 	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
 	for _, m := range mounts {
@@ -186,8 +193,9 @@ func (s *skiffd) startAndWait(path string) {
 	s.t.Helper()
 	args := []string{
 		"--data-dir", s.dataDir,
-		"--containerd-address", containerd.Address,
-		"--containerd-namespace", "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-")),
+		"--containerd-address", s.cd.Address,
+		"--containerd-state", s.cd.State,
+		"--containerd-namespace", s.namespace(),
 		"--listen", s.addr,
 		"--socket", s.socket,
 		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
@@ -197,11 +205,7 @@ func (s *skiffd) startAndWait(path string) {
 		"--import-image", testImage,
 		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge, "--service-cidr", s.serviceCIDR,
 	}
-	bin := skiffdBin
-	if s.bin != "" {
-		bin = s.bin
-	}
-	s.cmd = exec.Command(bin, append(args, s.extra...)...)
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	s.cmd.Env = append(os.Environ(), s.env...)
 	logFile, err := os.OpenFile(s.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -226,6 +230,11 @@ func (s *skiffd) startAndWait(path string) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
+}
+
+// namespace is the containerd namespace of this skiffd: one per test.
+func (s *skiffd) namespace() string {
+	return "skiff-" + strings.ToLower(strings.ReplaceAll(s.t.Name(), "/", "-"))
 }
 
 // kill sends SIGKILL to skiffd and waits for it to be gone.

@@ -1,6 +1,3 @@
-// Package runtime runs skiff's containers through containerd: images, the OCI
-// spec built from a ContainerConfig, tasks, their exits, and recovery of the
-// containers that outlive skiffd.
 package runtime
 
 import (
@@ -14,6 +11,9 @@ import (
 var (
 	// ErrNotFound: no container (or task) with that ID.
 	ErrNotFound = errors.New("not found")
+	// ErrStarted: the instance started before and must not start again
+	// (Start of an instance found started).
+	ErrStarted = errors.New("instance started before")
 	// ErrImageNotPresent: pull policy Never (or no registry reachable) and the image is absent.
 	ErrImageNotPresent = errors.New("image not present")
 	// ErrImagePull: pulling the image failed (the kubelet's ErrImagePull).
@@ -172,11 +172,19 @@ const UnknownExitCode = 255
 // ContainerState is a container as recovery finds it.
 type ContainerState string
 
-// The states List reports.
+// The states List and Inspect report (see the package doc).
 const (
-	StateCreated ContainerState = "created" // container exists, no task / task never started
+	// StateCreated: the container exists and never started (no task, or a
+	// task that was never started): it may be started.
+	StateCreated ContainerState = "created"
+	// StateRunning: its task runs.
 	StateRunning ContainerState = "running"
-	StateExited  ContainerState = "exited"
+	// StateExited: its task stopped; Exit says how.
+	StateExited ContainerState = "exited"
+	// StateFinished: it started, and its task was deleted since (its exit
+	// was recorded, or containerd lost the task): it must never start
+	// again, and containerd no longer knows its exit.
+	StateFinished ContainerState = "finished"
 )
 
 // Container describes an existing container instance (for recovery).
@@ -186,4 +194,11 @@ type Container struct {
 	State     ContainerState
 	StartedAt time.Time   // zero if never started
 	Exit      *ExitStatus // set when State == StateExited
+	// Removing: a Remove began and did not finish; its exit (if it ran)
+	// was recorded before.
+	Removing bool
+	// TaskCreated: StateCreated with a task made and never started. Start
+	// it (Start does); never delete it to make it again, as a start
+	// request cut short may still reach it.
+	TaskCreated bool
 }

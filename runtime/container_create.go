@@ -4,19 +4,30 @@ import (
 	"context"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/leases"
+	"github.com/containerd/containerd/snapshots"
 	"github.com/containerd/errdefs"
 	"github.com/opencontainers/image-spec/identity"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sys/unix"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // Create creates the container (snapshot, OCI spec, labels); it does not start it.
 // The image must be present (EnsureImage; ErrImageNotPresent otherwise);
 // the snapshot key is cfg.ID, which must match containerd's identifier
 // syntax ([A-Za-z0-9]+ joined by single '.', '_' or '-', at most 76 bytes).
+//
+// A snapshot or lease left by an interrupted Create of the same ID is
+// removed and made again; an existing container of that ID is never replaced: the
+// error is errdefs' already exists, and the caller removes the container
+// if it never started (Inspect) before creating it again.
 func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error) {
+	defer r.locks.lock(cfg.ID)()
 	ctx = r.withNS(ctx)
 	img, err := r.image(ctx, cfg.Image)
 	if err != nil {
@@ -29,11 +40,12 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err != nil {
 		return fmt.Errorf("reading config of image %q: %w", img.Name(), err)
 	}
-	// NOTE: the lease keeps containerd's garbage collector off the new
-	// snapshot until the container record references it.
-	ctx, done, err := r.client.WithLease(ctx)
+	if err := r.refuseExisting(ctx, cfg.ID); err != nil {
+		return err
+	}
+	ctx, done, err := r.createLease(ctx, cfg.ID)
 	if err != nil {
-		return fmt.Errorf("taking a lease for %q: %w", cfg.ID, err)
+		return err
 	}
 	defer func() {
 		dctx, cancel := deferContext(ctx)
@@ -44,6 +56,7 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err := r.prepareSnapshot(ctx, cfg.ID, img); err != nil {
 		return err
 	}
+	failpoint.Hit(failpoint.AfterSnapshotPrepare)
 	defer func() {
 		if retErr != nil {
 			r.removeSnapshot(ctx, cfg.ID)
@@ -60,22 +73,81 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if err != nil {
 		return fmt.Errorf("creating container %q: %w", cfg.ID, err)
 	}
+	failpoint.Hit(failpoint.AfterContainerCreate)
 	r.touchImage(ctx, img.Name())
 	return nil
 }
 
+// createLease is the name of the lease Create holds on id's snapshot.
+func createLease(id string) string { return "skiff-create-" + id }
+
+// refuseExisting fails with errdefs' already exists when a container of
+// id exists: Create never replaces one (the caller removes an instance that
+// never started, after Inspect).
+func (r *Runtime) refuseExisting(ctx context.Context, id string) error {
+	_, err := r.client.LoadContainer(ctx, id)
+	switch {
+	case err == nil:
+		return fmt.Errorf("creating container %q: %w", id, errdefs.ErrAlreadyExists)
+	case !errdefs.IsNotFound(err):
+		return fmt.Errorf("loading container %q: %w", id, err)
+	}
+	return nil
+}
+
+// createLease takes the lease that keeps containerd's garbage collector off
+// id's new snapshot until the container record references it. It is named
+// after the instance: one left by an interrupted Create is deleted and
+// taken again.
+func (r *Runtime) createLease(ctx context.Context, id string) (context.Context, func(context.Context) error, error) {
+	for retried := false; ; retried = true {
+		lctx, done, err := r.client.WithLease(ctx, leases.WithID(createLease(id)), leases.WithExpiration(time.Hour))
+		if err == nil {
+			return lctx, done, nil
+		}
+		if retried || !errdefs.IsAlreadyExists(err) {
+			return ctx, nil, fmt.Errorf("taking a lease for %q: %w", id, err)
+		}
+		logger(id).Info("deleting a lease left by an interrupted create")
+		if err := r.deleteLease(ctx, id); err != nil {
+			return ctx, nil, err
+		}
+	}
+}
+
+// deleteLease deletes id's create lease; absent is fine.
+func (r *Runtime) deleteLease(ctx context.Context, id string) error {
+	err := r.client.LeasesService().Delete(ctx, leases.Lease{ID: createLease(id)})
+	if err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("deleting lease of %q: %w", id, err)
+	}
+	return nil
+}
+
 // prepareSnapshot creates the container's writable snapshot, keyed id, over
-// the image's layers.
+// the image's layers, labelled managed so that the sweep can tell it from
+// image snapshots. One left by an interrupted Create (no container holds
+// it: the caller checked, under id's lock) is removed and prepared again.
 func (r *Runtime) prepareSnapshot(ctx context.Context, id string, img containerd.Image) error {
 	diffIDs, err := img.RootFS(ctx)
 	if err != nil {
 		return fmt.Errorf("reading layers of image %q: %w", img.Name(), err)
 	}
 	parent := identity.ChainID(diffIDs).String()
-	if _, err := r.client.SnapshotService(r.snapshotter).Prepare(ctx, id, parent); err != nil {
-		return fmt.Errorf("preparing snapshot for %q: %w", id, err)
+	sn := r.client.SnapshotService(r.snapshotter)
+	for retried := false; ; retried = true {
+		_, err = sn.Prepare(ctx, id, parent, snapshots.WithLabels(map[string]string{LabelManaged: "true"}))
+		if err == nil {
+			return nil
+		}
+		if retried || !errdefs.IsAlreadyExists(err) {
+			return fmt.Errorf("preparing snapshot for %q: %w", id, err)
+		}
+		logger(id).Info("removing a snapshot left by an interrupted create")
+		if err := sn.Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("removing snapshot left for %q: %w", id, err)
+		}
 	}
-	return nil
 }
 
 // removeSnapshot deletes the snapshot keyed id; absent is fine. It uses a

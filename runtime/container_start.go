@@ -8,6 +8,8 @@ import (
 
 	"github.com/containerd/containerd"
 	"github.com/containerd/errdefs"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // labelStartedAt records when Start started the task (RFC 3339, nanoseconds),
@@ -23,7 +25,17 @@ const logDriverArg = "log-driver"
 // driver, and returns a channel that receives exactly one ExitStatus when the
 // task exits. The exit wait is registered before the task starts. The task is
 // not deleted on exit: Remove does that once the exit is recorded.
+//
+// An instance that started before is never started again (ErrStarted). A
+// task an interrupted Start left created is started, never deleted: the
+// start request that was cut short may still reach its shim, and whichever
+// start comes first runs the container, once. When containerd lists no
+// task, the shim bundle and runc state of one it lost are removed first.
+// Errors of the container itself wrap ErrStartFailed (its task is deleted);
+// after a transient one (IsTransient) the task, if containerd made it, is
+// left for the caller to Inspect.
 func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, exit <-chan ExitStatus, retErr error) {
+	defer r.locks.lock(id)()
 	ctx = r.withNS(ctx)
 	container, err := r.loadContainer(ctx, id)
 	if err != nil {
@@ -33,21 +45,29 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("reading labels of %q: %w", id, err)
 	}
-	taskIO, err := r.taskIO(id, labels)
+	if labels[labelStartedAt] != "" || labels[labelRemoving] == "true" {
+		return time.Time{}, nil, fmt.Errorf("starting %q: %w", id, ErrStarted)
+	}
+	task, err := r.createdTask(ctx, container)
 	if err != nil {
 		return time.Time{}, nil, err
 	}
-	defer func() {
-		if retErr != nil {
-			r.removeStdin(id)
+	if task == nil {
+		taskIO, err := r.taskIO(id, labels)
+		if err != nil {
+			return time.Time{}, nil, err
 		}
-	}()
-	task, err := container.NewTask(ctx, taskIO)
-	if err != nil {
-		return time.Time{}, nil, fmt.Errorf("creating task for %q: %w", id, err)
+		defer func() {
+			if retErr != nil {
+				r.removeStdin(id)
+			}
+		}()
+		if task, err = container.NewTask(ctx, taskIO); err != nil {
+			return time.Time{}, nil, startError(fmt.Errorf("creating task for %q: %w", id, err))
+		}
 	}
 	defer func() {
-		if retErr != nil {
+		if retErr != nil && !IsTransient(retErr) {
 			dctx, cancel := deferContext(ctx)
 			defer cancel()
 			if _, err := task.Delete(dctx, containerd.WithProcessKill); err != nil {
@@ -65,14 +85,55 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	// NOTE: taken before the start so that a quick exit is never stamped
 	// before it (the exit time comes from the shim, on the same clock).
 	startedAt = time.Now()
-	if err := task.Start(ctx); err != nil {
+	if err := task.Start(ctx); err != nil && !startedMeanwhile(ctx, task) {
 		stopWaiting()
-		return time.Time{}, nil, fmt.Errorf("starting task %q: %w", id, err)
+		return time.Time{}, nil, startError(fmt.Errorf("starting task %q: %w", id, err))
 	}
+	failpoint.Hit(failpoint.AfterTaskStart)
 	if _, err := container.SetLabels(ctx, map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)}); err != nil {
+		// NOTE: the task itself records the start until its exit is
+		// recorded; the label only matters once the task is deleted.
 		logger(id).WithError(err).Error("recording start time")
 	}
 	return startedAt, r.monitor(container, statusC, stopWaiting), nil
+}
+
+// createdTask returns the task an interrupted Start left created (nil when
+// there is none, after removing the shim bundle, runc state and shim of a
+// task containerd lost). A task that ran is not ours to start: ErrStarted.
+func (r *Runtime) createdTask(ctx context.Context, container containerd.Container) (containerd.Task, error) {
+	id := container.ID()
+	task, err := container.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		if err := r.clearTaskLeftovers(ctx, id, false); err != nil {
+			// NOTE: leftovers in the way are the infrastructure's trouble,
+			// not the container's: the caller retries.
+			if !errors.Is(err, errdefs.ErrAborted) {
+				err = fmt.Errorf("%w (%w)", err, errdefs.ErrAborted)
+			}
+			return nil, fmt.Errorf("clearing what a lost task of %q left: %w", id, err)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading task of %q: %w", id, err)
+	}
+	status, err := task.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading status of task %q: %w", id, err)
+	}
+	if status.Status != containerd.Created {
+		return nil, fmt.Errorf("starting %q: task %s: %w", id, status.Status, ErrStarted)
+	}
+	logger(id).Info("starting a task an interrupted start left created")
+	return task, nil
+}
+
+// startedMeanwhile reports whether task runs or ran although its Start
+// failed: an earlier start request, cut short, reached its shim first.
+func startedMeanwhile(ctx context.Context, task containerd.Task) bool {
+	status, err := task.Status(ctx)
+	return err == nil && (status.Status == containerd.Running || status.Status == containerd.Stopped)
 }
 
 // Wait re-attaches to a running task (after a daemon restart) and returns the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/containerd/containerd"
 	"github.com/containerd/errdefs"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // Stop sends the stop signal (ContainerConfig.StopSignal, else the image's
@@ -78,13 +80,21 @@ func signal(ctx context.Context, task containerd.Task, sig syscall.Signal) (exit
 	}
 }
 
-// Remove deletes the task (killing it if still alive), the container and its
-// snapshot. Not found = nil.
+// Remove deletes the task (killing it if still alive), the container, its
+// snapshot and its lease. Not found = nil. It first labels the container
+// removing, so that a Remove cut short is recognised and finished (by
+// Remove again, or by the caller's sweep). The caller must have recorded
+// the instance's exit before, if it ran: containerd forgets it here.
 func (r *Runtime) Remove(ctx context.Context, id string) error {
-	ctx = r.withNS(ctx)
+	defer r.locks.lock(id)()
+	return r.remove(r.withNS(ctx), id)
+}
+
+// remove is Remove with id's lock held.
+func (r *Runtime) remove(ctx context.Context, id string) error {
 	container, err := r.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {
-		return nil
+		return r.removeRest(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("loading container %q: %w", id, err)
@@ -92,17 +102,50 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 	task, err := container.Task(ctx, nil)
 	switch {
 	case errdefs.IsNotFound(err):
+		// NOTE: a task containerd is still making (for an earlier skiffd
+		// whose request outlived it) must not find its container gone.
+		if age, ok := r.taskLeftoverAge(id); ok && age < minLeftoverAge {
+			return fmt.Errorf("removing %q: %w", id, errLeftoverYoung)
+		}
+		task = nil
 	case err != nil:
 		return fmt.Errorf("loading task of %q: %w", id, err)
-	default:
+	}
+	if _, err := container.SetLabels(ctx, map[string]string{labelRemoving: "true"}); err != nil {
+		if errdefs.IsNotFound(err) {
+			return r.removeRest(ctx, id)
+		}
+		return fmt.Errorf("marking %q removing: %w", id, err)
+	}
+	if task != nil {
 		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
 			return fmt.Errorf("deleting task of %q: %w", id, err)
 		}
 	}
+	failpoint.Hit(failpoint.BetweenTaskAndContainerDelete)
+	// NOTE: WithSnapshotCleanup removes the snapshot before the record.
 	if err := container.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("deleting container %q: %w", id, err)
 	}
+	r.forget(id)
+	return nil
+}
+
+// removeRest removes what may outlive id's container record when a Remove
+// or a Create was cut short: its snapshot and its lease.
+func (r *Runtime) removeRest(ctx context.Context, id string) error {
+	if err := r.client.SnapshotService(r.snapshotter).Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("removing snapshot of %q: %w", id, err)
+	}
+	if err := r.deleteLease(ctx, id); err != nil {
+		return err
+	}
+	r.forget(id)
+	return nil
+}
+
+// forget drops what skiffd itself keeps of id: OOM kills seen, the stdin FIFO.
+func (r *Runtime) forget(id string) {
 	r.forgetOOM(id)
 	r.removeStdin(id)
-	return nil
 }

@@ -9,10 +9,15 @@ import (
 	"github.com/containerd/errdefs"
 )
 
+// labelRemoving marks a container whose removal began (Remove writes it
+// before it deletes the task).
+const labelRemoving = "io.skiff.container.removing"
+
 // List returns every container in the namespace carrying LabelManaged, with
-// its state, and its exit when stopped. A container that cannot be read is
-// reported as exited with UnknownExitCode (and logged); it never fails the
-// whole List.
+// its state, and its exit when stopped. It fails as a whole on a transient
+// error (IsTransient: containerd restarting), so that no container is
+// misreported then; a container that cannot be read for another reason is
+// reported as exited with UnknownExitCode (and logged).
 func (r *Runtime) List(ctx context.Context) ([]Container, error) {
 	ctx = r.withNS(ctx)
 	found, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==true", LabelManaged))
@@ -21,43 +26,76 @@ func (r *Runtime) List(ctx context.Context) ([]Container, error) {
 	}
 	list := make([]Container, 0, len(found))
 	for _, c := range found {
-		list = append(list, r.describe(ctx, c))
+		desc, err := r.describe(ctx, c)
+		if errdefs.IsNotFound(err) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, desc)
 	}
 	return list, nil
 }
 
-// describe reads one container's labels, state and exit.
-func (r *Runtime) describe(ctx context.Context, c containerd.Container) Container {
-	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+// Inspect describes container id as List does; ErrNotFound when there is
+// no such container.
+func (r *Runtime) Inspect(ctx context.Context, id string) (Container, error) {
+	ctx = r.withNS(ctx)
+	c, err := r.loadContainer(ctx, id)
 	if err != nil {
-		return brokenContainer(c.ID(), nil, err)
+		return Container{}, err
 	}
-	desc := Container{ID: c.ID(), Labels: info.Labels, State: StateCreated}
+	desc, err := r.describe(ctx, c)
+	if errdefs.IsNotFound(err) {
+		return Container{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
+	}
+	return desc, err
+}
+
+// describe reads one container's labels, state and exit. Errors are
+// transient ones, or NotFound when the container went away meanwhile.
+func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Container, error) {
+	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if errdefs.IsNotFound(err) || IsTransient(err) {
+		return Container{}, fmt.Errorf("reading container %q: %w", c.ID(), err)
+	}
+	if err != nil {
+		return brokenContainer(c.ID(), nil, err), nil
+	}
+	desc := Container{ID: c.ID(), Labels: info.Labels, State: StateCreated, Removing: info.Labels[labelRemoving] == "true"}
+	started := info.Labels[labelStartedAt] != ""
 	if at, err := time.Parse(time.RFC3339Nano, info.Labels[labelStartedAt]); err == nil {
 		desc.StartedAt = at
 	}
+	var status containerd.Status
 	task, err := c.Task(ctx, nil)
-	if errdefs.IsNotFound(err) {
-		return desc
+	if err == nil {
+		status, err = task.Status(ctx)
 	}
-	if err != nil {
-		return brokenContainer(c.ID(), info.Labels, err)
-	}
-	status, err := task.Status(ctx)
-	if err != nil {
-		return brokenContainer(c.ID(), info.Labels, err)
+	switch {
+	case errdefs.IsNotFound(err) && started: // NOTE: also a task deleted since c.Task
+		desc.State = StateFinished
+		return desc, nil
+	case errdefs.IsNotFound(err):
+		return desc, nil
+	case IsTransient(err):
+		return Container{}, fmt.Errorf("reading task of %q: %w", c.ID(), err)
+	case err != nil:
+		return brokenContainer(c.ID(), info.Labels, err), nil
 	}
 	switch status.Status {
 	case containerd.Created:
+		desc.TaskCreated = true
 	case containerd.Running, containerd.Paused, containerd.Pausing:
 		desc.State = StateRunning
 	case containerd.Stopped:
 		exit := r.exitStatus(ctx, c, status.ExitStatus, status.ExitTime)
 		desc.State, desc.Exit = StateExited, &exit
 	default:
-		return brokenContainer(c.ID(), info.Labels, fmt.Errorf("task status %q", status.Status))
+		return brokenContainer(c.ID(), info.Labels, fmt.Errorf("task status %q", status.Status)), nil
 	}
-	return desc
+	return desc, nil
 }
 
 // brokenContainer is how List reports a container it could not read.

@@ -8,9 +8,10 @@ const DefaultFIFODir = "/run/skiff/fifo"
 type Option func(*options)
 
 type options struct {
-	registryConfig string
-	fifoDir        string
-	logDriverArg   func(logPath string) string
+	containerdState string
+	registryConfig  string
+	fifoDir         string
+	logDriverArg    func(logPath string) string
 }
 
 // WithRegistryConfig reads registry credentials from the docker config.json
@@ -25,6 +26,17 @@ func WithRegistryConfig(path string) Option {
 // carry a rotation policy (logs.Rotation.Arg). The default is the path.
 func WithLogDriverArg(f func(logPath string) string) Option {
 	return func(o *options) { o.logDriverArg = f }
+}
+
+// DefaultContainerdState is containerd's own default state directory.
+const DefaultContainerdState = "/run/containerd"
+
+// WithContainerdState names the state directory of the containerd in use
+// (its config's `state`; default DefaultContainerdState): the shim bundles
+// of tasks lie under it, and SweepLeftovers and Start remove those that
+// containerd no longer lists.
+func WithContainerdState(dir string) Option {
+	return func(o *options) { o.containerdState = dir }
 }
 
 // WithFIFODir keeps the stdin FIFOs of Stdin+TTY containers under dir

@@ -17,6 +17,8 @@ import (
 // tasks keep running, and the next Runtime recovers their exits).
 type Runtime struct {
 	client      *containerd.Client
+	address     string // containerd's socket
+	state       string // containerd's state directory (shim bundles)
 	ns          string
 	logDriver   string
 	logArg      func(logPath string) string // the log driver's argument
@@ -30,8 +32,11 @@ type Runtime struct {
 	registryConfig string // docker config.json with registry credentials; "" = none
 	fifoDir        string
 
-	mu  sync.Mutex
-	oom map[string]bool // container IDs that had an OOM kill
+	locks idLocks // one lifecycle operation per container ID at a time
+
+	mu          sync.Mutex
+	oom         map[string]bool // container IDs that had an OOM kill
+	orphanTasks map[string]bool // IDs the last sweep found task leftovers of
 }
 
 // New connects to containerd at address and uses namespace ns.
@@ -45,13 +50,15 @@ func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*R
 	if err != nil {
 		return nil, fmt.Errorf("connecting to containerd at %s: %w", address, err)
 	}
-	o := options{fifoDir: DefaultFIFODir, logDriverArg: func(p string) string { return p }}
+	o := options{fifoDir: DefaultFIFODir, containerdState: DefaultContainerdState, logDriverArg: func(p string) string { return p }}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	rctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), ns))
 	r := &Runtime{
 		client:         client,
+		address:        address,
+		state:          o.containerdState,
 		ns:             ns,
 		logDriver:      logDriver,
 		logArg:         o.logDriverArg,

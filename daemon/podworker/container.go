@@ -2,15 +2,17 @@ package podworker
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/skiff-sh/skiff/kube"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/failpoint"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -33,15 +35,17 @@ type containerRun struct {
 	kind containerKind
 	log  *logrus.Entry
 
-	attempt   int                // the instance being worked on
-	instance  *runtime.Container // an adopted instance for attempt, if any
-	recorded  bool               // the instance's exit is already in the store
-	started   bool               // the stored status says Started (adopted instance)
-	startedAt time.Time          // when the running instance started
-	backoff   restartBackoff     // CrashLoopBackOff
-	pulls     int                // failed creations in a row, for their back-off
-	imageRef  string             // the image as containerd names it, once known
-	imageID   string
+	attempt      int                              // the instance being worked on
+	instanceID   string                           // its containerd ID
+	instance     *runtime.Container               // containerd's record of it, as recovery found it
+	recorded     *corev1.ContainerStateTerminated // the store's record of its exit
+	storeStarted bool                             // the store shows it started
+	started      bool                             // the stored status says Started (adopted instance)
+	startedAt    time.Time                        // when the running instance started
+	backoff      restartBackoff                   // CrashLoopBackOff
+	pulls        int                              // failed creations in a row, for their back-off
+	imageRef     string                           // the image as containerd names it, once known
+	imageID      string
 
 	haltOnce    sync.Once
 	halt        chan struct{} // closed to stop this container for good
@@ -82,7 +86,8 @@ func newContainerRun(w *worker, pod *corev1.Pod, c *corev1.Container, kind conta
 
 // resume picks up where the store and containerd say the container is: the
 // newest instance found in containerd wins over the store (it may have been
-// started just before a crash); older leftovers are removed.
+// created just before a crash); older leftovers, whose exits were recorded
+// before a newer attempt began, are removed.
 func (r *containerRun) resume(cs *corev1.ContainerStatus, found []runtime.Container) {
 	sort.Slice(found, func(i, j int) bool { return attemptOf(found[i]) < attemptOf(found[j]) })
 	for i := 0; i+1 < len(found); i++ {
@@ -95,26 +100,34 @@ func (r *containerRun) resume(cs *corev1.ContainerStatus, found []runtime.Contai
 	if len(found) > 0 {
 		newest := found[len(found)-1]
 		r.w.m.slots.take(newest.ID) // its shim still runs, until it is removed
-		r.attempt = attemptOf(newest)
+		r.attempt, r.instanceID, r.instance = attemptOf(newest), newest.ID, &newest
 		r.startedAt = newest.StartedAt
-		r.instance = &newest
-		r.recorded = cs != nil && cs.State.Terminated != nil && cs.ContainerID == kube.ContainerID(newest.ID)
+		r.recorded = recordedExit(cs, newest.ID)
+		r.storeStarted = storeStarted(cs, newest.ID)
 		return
 	}
 	switch {
 	case cs == nil || (cs.ContainerID == "" && cs.LastTerminationState.Terminated == nil):
 		r.attempt = 0 // never ran
-	case cs.State.Running != nil:
-		// It ran, but containerd no longer knows it.
+	case cs.State.Running != nil || cs.State.Terminated != nil:
+		// It ran (its exit may be recorded); containerd no longer has it.
 		r.attempt = int(cs.RestartCount)
-		r.instance = &runtime.Container{ID: "", State: runtime.StateExited, Exit: nil}
-	case cs.State.Terminated != nil:
-		r.attempt = int(cs.RestartCount)
-		r.recorded = true
-		r.instance = &runtime.Container{State: runtime.StateExited, Exit: &runtime.ExitStatus{Code: cs.State.Terminated.ExitCode}}
+		r.instanceID = instanceIDOf(cs.ContainerID)
+		r.recorded = recordedExit(cs, r.instanceID)
+		r.storeStarted = storeStarted(cs, r.instanceID)
 	default: // waiting to restart
 		r.attempt = int(cs.RestartCount) + 1
 	}
+}
+
+// facts are what the store and the recovered record say of the current
+// instance, before anything was done to it.
+func (r *containerRun) facts() instanceFacts {
+	f := instanceFacts{recorded: r.recorded != nil, storeStarted: r.storeStarted}
+	if r.instance != nil {
+		f.found, f.state, f.exit, f.taskCreated = true, r.instance.State, r.instance.Exit, r.instance.TaskCreated
+	}
+	return f
 }
 
 func attemptOf(c runtime.Container) int {
@@ -174,7 +187,7 @@ func (r *containerRun) run(ctx context.Context) (succeeded, ok bool) {
 			return false, ctx.Err() == nil
 		}
 		r.attempt++
-		r.instance, r.recorded, r.started = nil, false, false
+		r.instanceID, r.instance, r.recorded, r.storeStarted, r.started = "", nil, nil, false, false
 	}
 }
 
@@ -189,51 +202,146 @@ func (r *containerRun) discard() {
 // completed reports whether an init container already succeeded (in an
 // earlier run of the daemon).
 func (r *containerRun) completed() bool {
-	return r.instance != nil && r.recorded && r.instance.Exit != nil && r.instance.Exit.Code == 0
+	return r.recorded != nil && r.recorded.ExitCode == 0
 }
 
 // runInstance runs (or takes over) instance r.attempt until it exits, and
 // records the exit. ok is false when the daemon is stopping or the pod is
 // gone: then nothing more must happen.
+//
+// What it does with the instance follows from durable facts (nextStep);
+// when an operation fails for a transient reason (containerd restarting),
+// the pod keeps its state, the reason goes to a Warning event, and after a
+// back-off the instance's state is read again and decided afresh.
 func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedAt time.Time, ok bool) {
-	var exit <-chan runtime.ExitStatus
-	id := instanceID(string(r.pod.UID), r.spec.Name, r.attempt)
-	switch {
-	case r.instance == nil || r.instance.State == runtime.StateCreated:
-		if r.instance != nil {
-			r.w.removeInstance(r.instance.ID) // created but never started: start afresh
-		}
-		var code int32
-		exit, code, ok = r.start(ctx, id)
-		if !ok || exit == nil {
-			return code, r.w.m.now(), ok // not started: stopping, or a start error already recorded
-		}
-	case r.instance.State == runtime.StateRunning:
-		id = r.instance.ID
-		ch, err := r.w.m.cfg.Runtime.Wait(ctx, id)
-		if err != nil {
-			r.log.WithError(err).Warn("re-attaching to container failed; treating it as lost")
+	if r.instanceID == "" {
+		r.instanceID = instanceID(string(r.pod.UID), r.spec.Name, r.attempt)
+	}
+	id := r.instanceID
+	facts := r.facts()
+	for failures := 0; ; failures++ {
+		var err error
+		switch nextStep(facts) {
+		case stepDone:
+			r.w.removeInstance(id)
+			r.reportDroppedLogs(id)
+			return r.recorded.ExitCode, r.recorded.FinishedAt.Time, true
+		case stepLost:
 			code, ok := r.recordLost(id)
 			return code, r.w.m.now(), ok
+		case stepRecord:
+			ch := make(chan runtime.ExitStatus, 1)
+			ch <- *facts.exit
+			return r.follow(ctx, id, ch)
+		case stepAdopt:
+			r.w.m.slots.take(id) // it runs: its shim holds a slot until it is removed
+			var exit <-chan runtime.ExitStatus
+			if exit, err = r.w.m.cfg.Runtime.Wait(ctx, id); err == nil {
+				if !r.adopt(facts) {
+					return 0, time.Time{}, false
+				}
+				return r.follow(ctx, id, exit)
+			}
+		case stepStart:
+			r.w.m.slots.take(id) // the start cut short may have reached its shim
+			var exit <-chan runtime.ExitStatus
+			var code int32
+			if exit, code, ok, err = r.launch(ctx, id); err == nil {
+				if !ok || exit == nil {
+					return code, r.w.m.now(), ok
+				}
+				return r.follow(ctx, id, exit)
+			}
+		case stepCreate:
+			if facts.found {
+				// It never started: make it again, with today's config.
+				r.log.WithField("id", id).Info("removing an instance that never started, to create it again")
+				if err = r.w.m.cfg.Runtime.Remove(ctx, id); err != nil {
+					break
+				}
+			}
+			var exit <-chan runtime.ExitStatus
+			var code int32
+			exit, code, ok, err = r.start(ctx, id)
+			if err == nil {
+				if !ok || exit == nil {
+					return code, r.w.m.now(), ok // not started: stopping, or a start error already recorded
+				}
+				return r.follow(ctx, id, exit)
+			}
 		}
-		exit = ch
+		if facts, ok = r.retry(ctx, id, err, failures); !ok {
+			return 0, time.Time{}, false
+		}
+	}
+}
+
+// retry waits after a failed operation on instance id and reads its facts
+// again, until it can read them; false when the daemon stops first.
+func (r *containerRun) retry(ctx context.Context, id string, cause error, failures int) (instanceFacts, bool) {
+	for {
+		if ctx.Err() != nil {
+			return instanceFacts{}, false
+		}
+		if runtime.IsTransient(cause) {
+			r.log.WithError(cause).Warn("container runtime unavailable; retrying")
+			r.event(corev1.EventTypeWarning, reasonFailedSync, "Error: %v; retrying", cause)
+		} else {
+			r.log.WithError(cause).Info("instance changed under an operation; reading it again")
+		}
+		if !r.pause(ctx, r.w.m.retryDelay(failures)) {
+			return instanceFacts{}, false
+		}
+		f := instanceFacts{recorded: r.recorded != nil, storeStarted: r.storeStarted}
+		c, err := r.w.m.cfg.Runtime.Inspect(ctx, id)
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
+			return f, true
+		case err == nil:
+			f.found, f.state, f.exit, f.taskCreated = true, c.State, c.Exit, c.TaskCreated
+			r.startedAt = c.StartedAt
+			return f, true
+		}
+		cause = err
+		failures++
+	}
+}
+
+// pause waits d; false when the daemon stops first. Unlike sleep, a pod
+// being stopped does not cut it short: the instance must still be settled.
+func (r *containerRun) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// adopt takes over a running instance that an earlier run of skiffd (or an
+// interrupted start) left: its status says running, as it may not yet.
+func (r *containerRun) adopt(f instanceFacts) bool {
+	if f.storeStarted {
 		if r.started {
 			r.markStarted()
 		}
-	case r.instance.Exit == nil:
-		code, ok := r.recordLost(r.instance.ID)
-		return code, r.w.m.now(), ok
-	default:
-		if r.recorded {
-			r.w.removeInstance(r.instance.ID)
-			r.reportDroppedLogs(r.instance.ID)
-			return r.instance.Exit.Code, r.instance.Exit.ExitedAt, true
-		}
-		id = r.instance.ID
-		ch := make(chan runtime.ExitStatus, 1)
-		ch <- *r.instance.Exit
-		exit = ch
+		return true
 	}
+	if r.startedAt.IsZero() {
+		r.startedAt = r.w.m.now()
+	}
+	if err := r.recordRunning(r.instanceID, r.startedAt); err != nil {
+		r.w.logError("recording adopted container", err)
+		return false
+	}
+	return true
+}
+
+// follow watches a started instance until it exits, records the exit and
+// removes the instance.
+func (r *containerRun) follow(ctx context.Context, id string, exit <-chan runtime.ExitStatus) (exitCode int32, exitedAt time.Time, ok bool) {
 	select {
 	case <-r.kill: // a verdict on an earlier instance
 	default:
@@ -246,11 +354,16 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 		return 0, time.Time{}, false
 	}
 	err := r.recordExit(id, status)
+	if errors.Is(err, errPodGone) {
+		r.w.removeInstance(id) // nothing left to record it in
+		return 0, time.Time{}, false
+	}
 	if err != nil {
 		// Keep the instance: its exit is not recorded yet, recovery will.
 		r.w.logError("recording container exit", err)
 		return 0, time.Time{}, false
 	}
+	failpoint.Hit(failpoint.AfterExitRecorded)
 	r.w.removeInstance(id)
 	r.reportDroppedLogs(id)
 	return status.Code, status.ExitedAt, true
@@ -277,15 +390,47 @@ func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.
 	grace = r.runPreStop(ctx, id, grace, minimum)
 	r.event(corev1.EventTypeNormal, "Killing", "Stopping container %s", r.spec.Name)
 	r.log.WithField("grace", grace).Info("stopping container")
-	stopCtx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
-	defer cancel()
-	if err := r.w.m.cfg.Runtime.Stop(stopCtx, id, grace); err != nil {
-		r.log.WithError(err).Error("stopping container")
+	return r.stopAndWait(ctx, id, grace, exit)
+}
+
+// stopAndWait stops the instance and waits for its exit. A stop that fails
+// for a transient reason (containerd restarting) is tried again until it
+// works: the exit then comes from the task, never made up. Only when the
+// stop failed otherwise and no exit came within a minute is the instance
+// taken as killed (137).
+func (r *containerRun) stopAndWait(ctx context.Context, id string, grace time.Duration, exit <-chan runtime.ExitStatus) (runtime.ExitStatus, bool) {
+	for failures := 0; ; failures++ {
+		stopCtx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
+		err := r.w.m.cfg.Runtime.Stop(stopCtx, id, grace)
+		cancel()
+		if err == nil {
+			select {
+			case st := <-exit:
+				return st, true
+			case <-ctx.Done():
+				return runtime.ExitStatus{}, false // recovery records the exit
+			}
+		}
+		if !runtime.IsTransient(err) {
+			r.log.WithError(err).Error("stopping container")
+			break
+		}
+		r.log.WithError(err).Warn("stopping container; retrying")
+		r.event(corev1.EventTypeWarning, reasonFailedSync, "Error: %v; retrying", err)
+		select {
+		case st := <-exit:
+			return st, true
+		case <-ctx.Done():
+			return runtime.ExitStatus{}, false // the daemon stops: recovery stops it again
+		case <-time.After(r.w.m.retryDelay(failures)):
+		}
 	}
+	t := time.NewTimer(time.Minute)
+	defer t.Stop()
 	select {
 	case st := <-exit:
 		return st, true
-	case <-stopCtx.Done():
+	case <-t.C:
 		return runtime.ExitStatus{Code: 137, ExitedAt: r.w.m.now()}, true
 	}
 }

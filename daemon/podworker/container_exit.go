@@ -1,11 +1,14 @@
 package podworker
 
 import (
+	"errors"
+
 	"github.com/sirupsen/logrus"
+	"github.com/skiff-sh/skiff/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/failpoint"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -33,7 +36,7 @@ func (r *containerRun) recordExit(id string, st runtime.ExitStatus, opts ...exit
 		o(term)
 	}
 	r.log.WithFields(logrus.Fields{"exitCode": st.Code, "attempt": r.attempt, "reason": term.Reason}).Info("container exited")
-	return r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
+	err := r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
 		if cs.State.Running != nil {
 			term.StartedAt = cs.State.Running.StartedAt
 		}
@@ -45,7 +48,12 @@ func (r *containerRun) recordExit(id string, st runtime.ExitStatus, opts ...exit
 		cs.Started = ptr(false)
 		cs.RestartCount = int32(r.attempt)
 		cs.ContainerID = term.ContainerID
+		failpoint.Hit(failpoint.InStatusWrite)
 	})
+	if err == nil {
+		r.recorded = term
+	}
+	return err
 }
 
 // recordLost records an instance that containerd no longer knows, as the
@@ -66,6 +74,10 @@ func (r *containerRun) recordLost(id string) (int32, bool) {
 		cs.State = corev1.ContainerState{Terminated: term}
 		cs.Ready, cs.Started = false, ptr(false)
 	})
+	if errors.Is(err, errPodGone) {
+		r.w.removeInstance(id) // nothing left to record it in
+		return 0, false
+	}
 	if err != nil {
 		r.w.logError("recording lost container", err)
 		return 0, false

@@ -16,41 +16,73 @@ import (
 // start ensures the image, creates and starts instance id. exit is nil
 // when nothing was started: the container is being stopped, or the start
 // failed (recorded as the instance's exit, with code). ok is false when the
-// run must end at once (daemon stopping, pod gone).
-func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtime.ExitStatus, code int32, ok bool) {
+// run must end at once (daemon stopping, pod gone). err is a transient
+// failure, or a sign that the instance is not what the caller thought (it
+// started meanwhile): the caller reads its state again and retries; the
+// pod's status is left as it was.
+//
+// NOTE: this is the one place where an instance is about to be created and
+// started; anything that must hold a container back (node-wide limits)
+// belongs here, before createInstance.
+func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtime.ExitStatus, code int32, ok bool, err error) {
 	defer r.passTurn()
 	for {
 		if r.stopping() {
-			return nil, 0, true
+			return nil, 0, true, nil
 		}
 		err := r.createInstance(ctx, id)
 		if err == nil {
 			break
 		}
 		if ctx.Err() != nil {
-			return nil, 0, false
+			return nil, 0, false, nil
+		}
+		if runtime.IsTransient(err) {
+			return nil, 0, true, err // e.g. a container of that ID appeared: read it again
 		}
 		if !r.waitRetry(ctx, err) {
-			return nil, 0, ctx.Err() == nil
+			return nil, 0, ctx.Err() == nil, nil
 		}
 	}
 	if !r.takeSlot(ctx, id) {
 		if ctx.Err() != nil {
-			return nil, 0, false
+			return nil, 0, false, nil
 		}
 		r.w.removeInstance(id) // created, never started
-		return nil, 0, true
+		return nil, 0, true, nil
 	}
+	return r.launch(ctx, id)
+}
+
+// launch starts instance id's task (created by createInstance, or left
+// created by a start cut short) and records it running; its results are
+// start's.
+func (r *containerRun) launch(ctx context.Context, id string) (exit <-chan runtime.ExitStatus, code int32, ok bool, err error) {
 	startedAt, exit, err := r.w.m.cfg.Runtime.Start(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, 0, false
+			return nil, 0, false, nil
 		}
-		return nil, 128, r.recordStartError(id, err)
+		if !errors.Is(err, runtime.ErrStartFailed) {
+			return nil, 0, true, err
+		}
+		return nil, 128, r.recordStartError(id, err), nil
 	}
 	r.startedAt = startedAt
+	if err := r.recordRunning(id, startedAt); err != nil {
+		r.w.logError("recording container start", err)
+		return nil, 0, false, nil
+	}
+	r.event(corev1.EventTypeNormal, "Started", "Started container %v", r.spec.Name)
+	r.log.WithField("attempt", r.attempt).Info("container started")
+	return exit, 0, true, nil
+}
+
+// recordRunning writes that instance id runs since startedAt (Started and
+// Ready unless a startup or readiness probe must pass first).
+func (r *containerRun) recordRunning(id string, startedAt time.Time) error {
 	started := r.spec.StartupProbe == nil
-	err = r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
+	err := r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
 		if cs.State.Terminated != nil {
 			cs.LastTerminationState = corev1.ContainerState{Terminated: cs.State.Terminated}
 		}
@@ -62,18 +94,18 @@ func (r *containerRun) start(ctx context.Context, id string) (exit <-chan runtim
 		if r.imageRef != "" {
 			cs.Image = r.imageRef
 		}
-		cs.ImageID = r.imageID
+		if r.imageID != "" {
+			cs.ImageID = r.imageID
+		}
 	})
 	if err != nil {
-		r.w.logError("recording container start", err)
-		return nil, 0, false
+		return err
 	}
+	r.storeStarted = true
 	if started {
 		r.markStarted()
 	}
-	r.event(corev1.EventTypeNormal, "Started", "Started container %v", r.spec.Name)
-	r.log.WithField("attempt", r.attempt).Info("container started")
-	return exit, 0, true
+	return nil
 }
 
 // recordStartError records a failed start, as the kubelet with containerd

@@ -40,7 +40,7 @@ func (m *Manager) write(fn func(tx *db.Tx) error) error {
 // worker waits instead; its containers keep running meanwhile.
 func (m *Manager) whileFull(write func() error) error {
 	err := write()
-	if !errors.Is(err, db.ErrNoSpace) {
+	if !errors.Is(err, db.ErrNoSpace) || m.ctx == nil {
 		return err
 	}
 	logrus.WithError(err).Warn("pod status write refused: the disk is full; retrying")

@@ -1,5 +1,16 @@
 // Package podworker is the kubelet's half of skiffd: it runs the Pods of
 // this node through the container runtime and writes their status.
+//
+// Crash consistency rests on one invariant (instance.go, and package
+// runtime's doc for containerd's side): what the worker does with a
+// container instance follows from durable facts alone — containerd's
+// record of the container and its task, and the store's status — so an
+// instance whose exit the store holds, or that started, is never started
+// again, every exit containerd reports is recorded once before the
+// instance is removed, and an infrastructure failure (containerd
+// restarting) only delays the pod. Cleanup converges (sweep.go): removals
+// are retried until done and a periodic sweep removes what belongs to no
+// live pod instance.
 package podworker
 
 import (
@@ -7,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -55,7 +64,10 @@ type Config struct {
 	// RestartBackoffBase and RestartBackoffMax are the kubelet's container
 	// restart (CrashLoopBackOff) and image-pull back-off: 10s doubling to 5m.
 	RestartBackoffBase, RestartBackoffMax time.Duration
-	Now                                   func() time.Time
+	// SweepInterval is how often leftovers that belong to no live pod
+	// instance are looked for and removed (sweep.go); 0 = a minute.
+	SweepInterval time.Duration
+	Now           func() time.Time
 	// Network gives pods their own network namespaces; nil = every pod
 	// shares the host's network.
 	Network Network
@@ -73,12 +85,15 @@ type Manager struct {
 	// sources reads pods' ConfigMaps and Secrets and wakes their waiters.
 	sources *sources
 
-	mu      sync.Mutex
-	workers map[types.UID]*worker
-	wg      sync.WaitGroup
-	// ctx is Run's: the daemon's lifetime, which ends the waits of writes
-	// on a full disk.
+	// ctx is Run's: the daemon's lifetime, which also ends the waits of
+	// writes on a full disk; nil before Run (nothing is retried then).
 	ctx context.Context
+	// retryDelay is the wait before retrying after a transient failure
+	// (infraBackoff; tests shorten it).
+	retryDelay func(failures int) time.Duration
+	mu         sync.Mutex
+	workers    map[types.UID]*worker
+	wg         sync.WaitGroup
 }
 
 // New returns a Manager; Run starts it.
@@ -92,6 +107,9 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = time.Minute
+	}
 	alloc := kube.Allocatable(
 		corev1.ResourceList{corev1.ResourceCPU: cfg.CPU, corev1.ResourceMemory: cfg.Memory, corev1.ResourceEphemeralStorage: cfg.EphemeralStorage},
 		corev1.ResourceList{corev1.ResourceCPU: cfg.ReservedCPU, corev1.ResourceMemory: cfg.ReservedMemory, corev1.ResourceEphemeralStorage: cfg.ReservedEphemeralStorage})
@@ -102,27 +120,33 @@ func New(cfg Config) *Manager {
 			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
 			cpu: cpu, memory: memory, storage: storage,
 		},
-		sched:   newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
-		slots:   newSlotPool(cfg.MaxContainers),
-		sources: newSources(cfg.Store),
-		workers: map[types.UID]*worker{},
-		ctx:     context.Background(),
+		sched:      newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
+		slots:      newSlotPool(cfg.MaxContainers),
+		sources:    newSources(cfg.Store),
+		workers:    map[types.UID]*worker{},
+		retryDelay: infraBackoff,
 	}
 }
 
 func (m *Manager) now() time.Time { return m.cfg.Now() }
 
 // Run recovers the pods and containers left by a previous run, then follows
-// pod changes until ctx ends. When it returns, containers keep running.
+// pod changes until ctx ends, sweeping leftovers every SweepInterval. When
+// it returns, containers keep running.
 func (m *Manager) Run(ctx context.Context) error {
 	m.ctx = ctx
 	defer m.wg.Wait()
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
+		m.sweepEvery(ctx, m.cfg.SweepInterval)
+	}()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
 		m.sources.follow(ctx)
 	}()
-	for {
+	for failures := 0; ; failures++ {
 		err := m.recoverAndFollow(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -131,6 +155,11 @@ func (m *Manager) Run(ctx context.Context) error {
 			return err
 		}
 		logrus.WithError(err).Warn("pod watch ended; recovering again")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(m.retryDelay(failures)):
+		}
 	}
 }
 
@@ -161,15 +190,16 @@ func (m *Manager) recoverAndFollow(ctx context.Context) error {
 }
 
 // recover lists containerd's containers and the stored pods, starts a
-// worker for every pod that is not yet running one, and removes containers
-// and log directories whose pod no longer exists.
+// worker for every pod that is not yet running one, and removes what
+// belongs to pods that no longer exist (containers, networks, logs,
+// volumes).
 func (m *Manager) recover(ctx context.Context) (uint64, error) {
-	containers, err := m.cfg.Runtime.List(ctx)
+	found, err := m.listLeftovers(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("listing containers: %w", err)
+		return 0, err
 	}
 	byPod := map[types.UID][]runtime.Container{}
-	for _, c := range containers {
+	for _, c := range found.containers {
 		uid := types.UID(c.Labels[runtime.LabelPodUID])
 		byPod[uid] = append(byPod[uid], c)
 	}
@@ -189,18 +219,7 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 		m.observe(ctx, pod, byPod[pod.UID])
 	}
 	m.sched.start()
-	for uid, list := range byPod {
-		if known[uid] {
-			continue
-		}
-		for _, c := range list {
-			logrus.WithField("container", c.ID).Info("removing container of a deleted pod")
-			m.removeOrphan(c.ID)
-		}
-	}
-	m.removeOrphanLogs(known)
-	m.removeOrphanVolumes(known)
-	m.removeOrphanSandboxes(known)
+	m.removeLeftovers(found, known)
 	return rv, nil
 }
 
@@ -277,53 +296,8 @@ func (m *Manager) removeVolumes(pod *corev1.Pod) {
 	}
 }
 
-// removeOrphanVolumes removes the volumes of pods deleted while skiffd was down.
-func (m *Manager) removeOrphanVolumes(known map[types.UID]bool) {
-	if m.cfg.VolumeRoot == "" {
-		return
-	}
-	uids := make(map[string]bool, len(known))
-	for uid := range known {
-		uids[string(uid)] = true
-	}
-	if err := removeOrphanVolumes(m.cfg.VolumeRoot, uids); err != nil {
-		logrus.WithError(err).Warn("removing the volumes of deleted pods")
-	}
-}
-
-func (m *Manager) removeOrphan(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := m.cfg.Runtime.Stop(ctx, id, 0); err != nil {
-		logrus.WithError(err).WithField("container", id).Error("stopping orphaned container")
-	}
-	if err := m.cfg.Runtime.Remove(ctx, id); err != nil {
-		logrus.WithError(err).WithField("container", id).Error("removing orphaned container")
-	}
-}
-
 func (m *Manager) removeLogs(dir string) {
 	if err := os.RemoveAll(dir); err != nil {
 		logrus.WithError(err).WithField("dir", dir).Error("removing pod logs")
-	}
-}
-
-// removeOrphanLogs removes the log directories of pods that no longer
-// exist (deleted while skiffd was down).
-func (m *Manager) removeOrphanLogs(known map[types.UID]bool) {
-	entries, err := os.ReadDir(m.cfg.LogRoot)
-	if errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		logrus.WithError(err).Warn("reading the log directory")
-		return
-	}
-	for _, e := range entries {
-		i := strings.LastIndexByte(e.Name(), '_')
-		if !e.IsDir() || i < 0 || known[types.UID(e.Name()[i+1:])] {
-			continue
-		}
-		m.removeLogs(filepath.Join(m.cfg.LogRoot, e.Name()))
 	}
 }

@@ -20,5 +20,7 @@ type Runtime interface {
 	Stop(ctx context.Context, id string, grace time.Duration) error
 	Remove(ctx context.Context, id string) error
 	List(ctx context.Context) ([]runtime.Container, error)
+	Inspect(ctx context.Context, id string) (runtime.Container, error)
+	SweepLeftovers(ctx context.Context) error
 	PID(ctx context.Context, id string) (uint32, error)
 }

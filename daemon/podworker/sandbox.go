@@ -136,25 +136,6 @@ func (m *Manager) teardownSandbox(uid types.UID) {
 	}
 }
 
-// removeOrphanSandboxes tears down the networks of pods deleted while
-// skiffd was down.
-func (m *Manager) removeOrphanSandboxes(known map[types.UID]bool) {
-	if m.cfg.Network == nil {
-		return
-	}
-	uids, err := m.cfg.Network.List()
-	if err != nil {
-		logrus.WithError(err).Warn("listing pod networks")
-		return
-	}
-	for _, uid := range uids {
-		if !known[types.UID(uid)] {
-			logrus.WithField("uid", uid).Info("removing the network of a deleted pod")
-			m.teardownSandbox(types.UID(uid))
-		}
-	}
-}
-
 func setPodIP(s *corev1.PodStatus, ip string) {
 	s.PodIP = ip
 	s.PodIPs = []corev1.PodIP{{IP: ip}}

@@ -28,6 +28,7 @@ const (
 	reasonPodCompleted       = "PodCompleted"
 	reasonPodFailed          = "PodFailed"
 	reasonStatusUnknown      = "ContainerStatusUnknown"
+	reasonFailedSync         = "FailedSync" // the kubelet's event when a pod sync fails
 	reasonDeadlineExceeded   = "DeadlineExceeded"
 	reasonUnschedulable      = "Unschedulable"
 	reasonTerminationKubelet = "TerminationByKubelet"

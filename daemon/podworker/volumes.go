@@ -248,21 +248,26 @@ func removePodVolumes(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-// removeOrphanVolumes removes the volume directories of pods that no
-// longer exist (deleted while skiffd was down).
-func removeOrphanVolumes(root string, known map[string]bool) error {
+// volumeDirs lists the pods (by UID) that have a volume directory under root.
+func volumeDirs(root string) ([]string, error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var errs []error
+	var uids []string
 	for _, e := range entries {
-		if e.IsDir() && !known[e.Name()] {
-			errs = append(errs, removePodVolumes(filepath.Join(root, e.Name())))
+		if e.IsDir() {
+			uids = append(uids, e.Name())
 		}
 	}
-	return errors.Join(errs...)
+	return uids, nil
+}
+
+// removeVolumeDir removes the volume directory of a pod that no longer
+// exists, unmounting everything mounted below it first.
+func removeVolumeDir(root, uid string) error {
+	return removePodVolumes(filepath.Join(root, uid))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -52,7 +53,10 @@ type worker struct {
 	reason   string // pod-level failure (DeadlineExceeded), written with the final phase
 	message  string
 
-	done chan struct{}
+	// settled: the pod's final status is written and none of its
+	// containers will run again; what is left of them is the sweep's.
+	settled atomic.Bool
+	done    chan struct{}
 }
 
 func newWorker(m *Manager, pod *corev1.Pod, adopted []runtime.Container) *worker {
@@ -123,6 +127,7 @@ func (w *worker) run(ctx context.Context) {
 		w.removeAdopted()
 		w.tearDownVolumes(pod)
 		w.m.teardownSandbox(w.uid)
+		w.settled.Store(true)
 		w.finishDeletion()
 		return
 	}
@@ -190,6 +195,7 @@ func (w *worker) finish(pod *corev1.Pod) {
 	w.removeAdopted()
 	w.tearDownVolumes(pod)
 	w.m.teardownSandbox(w.uid)
+	w.settled.Store(true)
 	if w.stopping() {
 		w.finishDeletion()
 	}
@@ -208,6 +214,8 @@ func (w *worker) reject(reason, message string) {
 	})
 	if err != nil {
 		w.logError("rejecting pod", err)
+	} else {
+		w.settled.Store(true)
 	}
 	if w.stopping() {
 		w.finishDeletion()
@@ -527,15 +535,11 @@ func (w *worker) removeAdopted() {
 	}
 }
 
+// removeInstance removes instance id (its exit, if it ran, is recorded);
+// the manager retries a removal that fails until it is done.
 func (w *worker) removeInstance(id string) {
-	if id == "" {
-		return
-	}
-	defer w.m.slots.release(id)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := w.m.cfg.Runtime.Remove(ctx, id); err != nil {
-		w.logError("removing container "+id, err)
+	if id != "" {
+		w.m.removeInstance(id)
 	}
 }
 

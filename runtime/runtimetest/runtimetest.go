@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,9 +35,11 @@ const ImageEnv = "SKIFF_TEST_IMAGE"
 // Env is a private containerd with the test image in Namespace.
 type Env struct {
 	Address   string // containerd's socket
+	State     string // containerd's state directory (shim bundles)
 	Namespace string // where the test image is, and tests' containers go
 	Log       string // containerd's log file
 
+	cfg     supervisor.Config
 	proc    *supervisor.Process
 	sockDir string
 }
@@ -61,6 +64,7 @@ func Containerd(dir string) (_ *Env, retErr error) {
 	}
 	env := &Env{
 		Address:   filepath.Join(sockDir, "c.sock"),
+		State:     filepath.Join(dir, "state"),
 		Namespace: "skiff",
 		Log:       filepath.Join(dir, "containerd.log"),
 		sockDir:   sockDir,
@@ -70,20 +74,14 @@ func Containerd(dir string) (_ *Env, retErr error) {
 			os.RemoveAll(sockDir)
 		}
 	}()
-	log, err := os.Create(env.Log)
-	if err != nil {
-		return nil, fmt.Errorf("creating containerd log: %w", err)
-	}
-	defer log.Close() // containerd holds its own descriptor
-	env.proc, err = supervisor.Start(ctx, supervisor.Config{
+	env.cfg = supervisor.Config{
 		Binary:  binary,
 		Root:    filepath.Join(dir, "root"),
-		State:   filepath.Join(dir, "state"),
+		State:   env.State,
 		Address: env.Address,
-		Log:     log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("starting containerd (log in %s): %w", env.Log, err)
+	}
+	if err := env.start(ctx); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if retErr != nil {
@@ -94,6 +92,36 @@ func Containerd(dir string) (_ *Env, retErr error) {
 		return nil, err
 	}
 	return env, nil
+}
+
+// start starts containerd, its output appended to env.Log.
+func (e *Env) start(ctx context.Context) error {
+	log, err := os.OpenFile(e.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening containerd log: %w", err)
+	}
+	defer log.Close() // containerd holds its own descriptor
+	cfg := e.cfg
+	cfg.Log = log
+	if e.proc, err = supervisor.Start(ctx, cfg); err != nil {
+		return fmt.Errorf("starting containerd (log in %s): %w", e.Log, err)
+	}
+	return nil
+}
+
+// Restart stops containerd — with SIGTERM, or SIGKILL when kill is set —
+// and starts it again on the same root, state and socket, as a restart of
+// its service does. Shims and containers keep running meanwhile.
+func (e *Env) Restart(ctx context.Context, kill bool) error {
+	if kill {
+		if err := syscall.Kill(e.proc.Pid(), syscall.SIGKILL); err != nil {
+			return fmt.Errorf("killing containerd: %w", err)
+		}
+	}
+	if err := e.proc.Stop(ctx); err != nil {
+		return err
+	}
+	return e.start(ctx)
 }
 
 // importImage imports the tarball at path into env.Namespace.
@@ -146,6 +174,9 @@ func (e *Env) removeAll(ctx context.Context) error {
 		for _, c := range cs {
 			errs = append(errs, removeContainer(nctx, c))
 		}
+		// NOTE: runc keeps a state directory per namespace; the test's
+		// namespaces go with it (os.Remove leaves one still in use).
+		_ = os.Remove(filepath.Join("/run/containerd/runc", ns))
 	}
 	return errors.Join(errs...)
 }

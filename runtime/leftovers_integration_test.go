@@ -1,0 +1,237 @@
+//go:build integration
+
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/containerd/containerd"
+	"github.com/containerd/containerd/cio"
+	"github.com/containerd/containerd/leases"
+	"github.com/containerd/containerd/snapshots"
+	"github.com/containerd/errdefs"
+	"github.com/opencontainers/image-spec/identity"
+
+	"github.com/skiff-sh/skiff/runtime"
+)
+
+// The windows a crash of skiffd leaves open in an instance's life, made by
+// hand through containerd's client, and what runtime makes of them.
+
+// rawClient is a containerd client of the test's namespace.
+func rawClient(t *testing.T) (*containerd.Client, context.Context) {
+	t.Helper()
+	c, err := containerd.New(env.Address, containerd.WithDefaultNamespace(env.Namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, context.Background()
+}
+
+// stateRuntime is a Runtime that knows the test containerd's state dir.
+func stateRuntime(t *testing.T) *runtime.Runtime {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(context.Background(), env.Address, env.Namespace, exe, runtime.WithContainerdState(env.State))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// prepareOrphanSnapshot prepares a managed snapshot keyed id over the test
+// image, under a lease named as Create names its own, as a Create killed
+// after the snapshot leaves them.
+func prepareOrphanSnapshot(t *testing.T, c *containerd.Client, ctx context.Context, id string) {
+	t.Helper()
+	img, err := c.GetImage(ctx, "docker.io/library/busybox:1.35")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffIDs, err := img.RootFS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, _, err := c.WithLease(ctx, leases.WithID("skiff-create-"+id), leases.WithExpiration(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.SnapshotService(containerd.DefaultSnapshotter).Prepare(lctx, id, identity.ChainID(diffIDs).String(),
+		snapshots.WithLabels(map[string]string{runtime.LabelManaged: "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bundleDir is where containerd keeps the shim bundle of task id.
+func bundleDir(id string) string {
+	return filepath.Join(env.State, "io.containerd.runtime.v2.task", env.Namespace, id)
+}
+
+// makeOldBundle makes a shim bundle for task id as containerd leaves one
+// when it loses the task, a minute old.
+func makeOldBundle(t *testing.T, id string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(bundleDir(id), "rootfs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(bundleDir(id), old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestYoungBundleIsLeftAlone: a bundle that may belong to a task containerd
+// is still making (for a request of an earlier skiffd) is not torn down;
+// starting over it is a transient error until it is old enough.
+func TestYoungBundleIsLeftAlone(t *testing.T) {
+	rt := stateRuntime(t)
+	_, ctx := rawClient(t)
+	cfg := newConfig(t, "true")
+	create(t, rt, cfg)
+	if err := os.MkdirAll(filepath.Join(bundleDir(cfg.ID), "rootfs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rt.Start(ctx, cfg.ID); !runtime.IsTransient(err) {
+		t.Errorf("Start over a fresh bundle: %v, want a transient error", err)
+	}
+	if _, err := os.Stat(bundleDir(cfg.ID)); err != nil {
+		t.Errorf("the fresh bundle was removed: %v", err)
+	}
+	if err := rt.Remove(ctx, cfg.ID); !runtime.IsTransient(err) {
+		t.Errorf("Remove while a task may be in the making: %v, want a transient error", err)
+	}
+	makeOldBundle(t, cfg.ID)
+	_, exitC, err := rt.Start(ctx, cfg.ID)
+	if err != nil {
+		t.Fatalf("Start once the bundle is old: %v", err)
+	}
+	waitExit(t, exitC)
+}
+
+func TestCreateOverInterruptedCreate(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+	cfg := newConfig(t, "true")
+	prepareOrphanSnapshot(t, c, ctx, cfg.ID)
+	if st := waitExit(t, start(t, rt, cfg)); st.Code != 0 {
+		t.Errorf("exit code %d", st.Code)
+	}
+}
+
+func TestStartOverInterruptedStart(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+
+	neverStarted := newConfig(t, "true")
+	create(t, rt, neverStarted)
+	ctr, err := c.LoadContainer(ctx, neverStarted.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctr.NewTask(ctx, cio.NullIO); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rt.Inspect(ctx, neverStarted.ID); err != nil || got.State != runtime.StateCreated || !got.TaskCreated {
+		t.Fatalf("Inspect of a task never started: %+v, %v; want created, with its task", got, err)
+	}
+	_, exitC, err := rt.Start(ctx, neverStarted.ID)
+	if err != nil {
+		t.Fatalf("Start of a task an interrupted start left: %v", err)
+	}
+	if st := waitExit(t, exitC); st.Code != 0 {
+		t.Errorf("exit code %d", st.Code)
+	}
+
+	// NOTE: without the cleanup, containerd answers "failed to start shim:
+	// mkdir …: file exists" for as long as the bundle stays.
+	lostBundle := newConfig(t, "true")
+	create(t, rt, lostBundle)
+	makeOldBundle(t, lostBundle.ID)
+	_, exitC, err = rt.Start(ctx, lostBundle.ID)
+	if err != nil {
+		t.Fatalf("Start over a shim bundle containerd lost: %v", err)
+	}
+	if st := waitExit(t, exitC); st.Code != 0 {
+		t.Errorf("exit code %d", st.Code)
+	}
+}
+
+func TestStartedInstanceNeverStartsAgain(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+	cfg := newConfig(t, "true")
+	waitExit(t, start(t, rt, cfg))
+	if _, _, err := rt.Start(ctx, cfg.ID); !errors.Is(err, runtime.ErrStarted) {
+		t.Errorf("Start of an exited instance: %v, want ErrStarted", err)
+	}
+	// A kill between the task's deletion and the container's leaves this.
+	task, err := func() (containerd.Task, error) {
+		ctr, err := c.LoadContainer(ctx, cfg.ID)
+		if err != nil {
+			return nil, err
+		}
+		return ctr.Task(ctx, nil)
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := task.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rt.Inspect(ctx, cfg.ID); err != nil || got.State != runtime.StateFinished {
+		t.Errorf("Inspect of a started instance without task: %+v, %v; want finished", got, err)
+	}
+	if _, _, err := rt.Start(ctx, cfg.ID); !errors.Is(err, runtime.ErrStarted) {
+		t.Errorf("Start of a finished instance: %v, want ErrStarted", err)
+	}
+	if err := rt.Create(ctx, cfg); !errdefs.IsAlreadyExists(err) {
+		t.Errorf("Create over a finished instance: %v, want already exists", err)
+	}
+}
+
+func TestSweepLeftovers(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+	orphan := newConfig(t, "true").ID
+	prepareOrphanSnapshot(t, c, ctx, orphan)
+	makeOldBundle(t, orphan)
+	// A live instance's parts are never swept.
+	live := newConfig(t, "sleep", "30")
+	exitC := start(t, rt, live)
+
+	for i := 0; i < 2; i++ { // task leftovers go on the second sweep that finds them
+		if err := rt.SweepLeftovers(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.SnapshotService(containerd.DefaultSnapshotter).Stat(ctx, orphan); !errdefs.IsNotFound(err) {
+		t.Errorf("orphan snapshot: %v, want it removed", err)
+	}
+	if ls, err := c.LeasesService().List(ctx, `id=="skiff-create-`+orphan+`"`); err != nil || len(ls) != 0 {
+		t.Errorf("orphan lease: %v %v, want it deleted", ls, err)
+	}
+	if _, err := os.Stat(bundleDir(orphan)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("orphan bundle: %v, want it removed", err)
+	}
+	if got, err := rt.Inspect(ctx, live.ID); err != nil || got.State != runtime.StateRunning {
+		t.Errorf("live instance after the sweep: %+v, %v; want running", got, err)
+	}
+	if _, err := os.Stat(bundleDir(live.ID)); err != nil {
+		t.Errorf("live instance's bundle: %v", err)
+	}
+	if err := rt.Stop(ctx, live.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, exitC)
+}
