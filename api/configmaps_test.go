@@ -44,6 +44,52 @@ func TestSecretStringDataMergedAndDropped(t *testing.T) {
 	}
 }
 
+// TestSecretServerSideApplyStringData: kubectl apply --server-side of a
+// Secret written with stringData, as kube-apiserver does it: the applier
+// owns the stringData keys it sent (managedFields are computed before
+// stringData is folded into data), the stored Secret holds only data, a
+// key the applier stops sending stays in data (kube can only remove fields
+// the live object has), and a ConfigMap or Secret has no
+// metadata.generation, as kube's strategies set none.
+func TestSecretServerSideApplyStringData(t *testing.T) {
+	ts := newTestServer(t)
+	apply := func(body string) corev1.Secret {
+		t.Helper()
+		r := ts.do(t, "PATCH", secretsPath+"/s?fieldManager=kubectl", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"+body,
+			"Content-Type: application/apply-patch+yaml")
+		if r.code != 200 && r.code != 201 {
+			t.Fatalf("apply %q = %d %s", body, r.code, r.body)
+		}
+		if strings.Contains(r.body, `"stringData"`) || strings.Contains(r.body, `"generation"`) {
+			t.Errorf("apply %q returned stringData or a generation: %s", body, r.body)
+		}
+		var s corev1.Secret
+		mustJSON(t, r.body, &s)
+		return s
+	}
+	s := apply("stringData:\n  a: plain\n")
+	if string(s.Data["a"]) != "plain" || len(s.ManagedFields) != 1 || string(s.ManagedFields[0].FieldsV1.Raw) != `{"f:stringData":{"f:a":{}}}` {
+		t.Errorf("first apply: data %q, managedFields %+v", s.Data, s.ManagedFields)
+	}
+	s = apply("stringData:\n  a: changed\n  b: other\n")
+	if diff := cmp.Diff(map[string][]byte{"a": []byte("changed"), "b": []byte("other")}, s.Data); diff != "" {
+		t.Errorf("second apply data (-want,+got):\n%s", diff)
+	}
+	s = apply("stringData:\n  b: other\n")
+	if _, kept := s.Data["a"]; !kept {
+		t.Errorf("a key dropped from stringData left data (kube keeps it): %q", s.Data)
+	}
+	var got corev1.Secret
+	mustJSON(t, ts.do(t, "GET", secretsPath+"/s", "").body, &got)
+	if got.Generation != 0 || got.StringData != nil || string(got.Data["b"]) != "other" {
+		t.Errorf("stored secret: generation %d, stringData %q, data %q", got.Generation, got.StringData, got.Data)
+	}
+	r := ts.do(t, "POST", configMapsPath+"?dryRun=All", `{"metadata":{"name":"dry"}}`)
+	if r.code != 201 || strings.Contains(r.body, `"generation"`) {
+		t.Errorf("dry-run ConfigMap create = %d %s, want no generation", r.code, r.body)
+	}
+}
+
 func TestSecretValidation(t *testing.T) {
 	ts := newTestServer(t)
 	cases := map[string]struct {
