@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,14 +47,20 @@ func unmountAll(dir string) error {
 // mountsUnder lists the mount points at or below dir, deepest first, from
 // /proc/self/mountinfo.
 func mountsUnder(dir string) ([]string, error) {
-	dir = filepath.Clean(dir)
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return parseMountsUnder(f, dir)
+}
+
+// parseMountsUnder reads mountinfo lines from r and returns the mount points
+// at or below dir, deepest first.
+func parseMountsUnder(r io.Reader, dir string) ([]string, error) {
+	dir = filepath.Clean(dir)
 	var out []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		// Field 5 is the mount point, with spaces and the like octal-escaped.
