@@ -233,6 +233,43 @@ func TestSecretVolumeTeardown(t *testing.T) {
 	gone(dir)
 }
 
+// TestSourceVolumesFSGroup: a non-root container of a pod with an fsGroup
+// reads a Secret whose defaultMode is 0400 and a ConfigMap item of mode
+// 0400, as on a kubelet, which gives the fsGroup read access to the files
+// of read-only volumes.
+func TestSourceVolumesFSGroup(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	c := s.client
+	if _, err := c.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"},
+		StringData: map[string]string{"token": "t0ken"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "conf"},
+		Data: map[string]string{"level": "7"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := scriptPod("non-root", `stat -L -c '%a %g' /creds/token /conf/lvl; cat /creds/token /conf/lvl; echo; id -u`)
+	p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(1000)), FSGroup: ptr(int64(2000))}
+	p.Spec.Volumes = []corev1.Volume{
+		{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds", DefaultMode: ptr(int32(0o400))}}},
+		{Name: "conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"},
+			Items: []corev1.KeyToPath{{Key: "level", Path: "lvl", Mode: ptr(int32(0o400))}}}}},
+	}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "creds", MountPath: "/creds"}, {Name: "conf", MountPath: "/conf"}}
+	if _, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, c, "non-root", 60*time.Second, "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if diff := cmp.Diff("440 2000\n440 2000\nt0ken7\n1000\n", podLog(t, c, "non-root")); diff != "" {
+		t.Errorf("the non-root container's output (-want,+got):\n%s", diff)
+	}
+}
+
 // scriptPod is a Never-restarting busybox pod running script.
 func scriptPod(name, script string) *corev1.Pod {
 	return &corev1.Pod{

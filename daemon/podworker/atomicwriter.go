@@ -2,6 +2,7 @@ package podworker
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -21,12 +22,16 @@ import (
 // otherwise a new version is written, ..data is swapped to it, links of
 // paths no longer in the payload are removed, and the old version goes.
 // changed reports whether a new version was published. Files are
-// group-owned by gid when gid ≥ 0.
+// group-owned by gid when gid ≥ 0 (the pod's fsGroup), and readable by that
+// group, as the kubelet's SetVolumeOwnership leaves a read-only volume.
 func writePayload(dir string, files map[string]volumeFile, gid int) (changed bool, err error) {
 	for path := range files {
 		if !isLocalPath(path) || strings.HasPrefix(path, "..") {
 			return false, fmt.Errorf("invalid path %q: must be relative, may not contain '..' nor start with '..'", path)
 		}
+	}
+	if gid >= 0 {
+		files = withGroupRead(files)
 	}
 	oldVersion, _ := os.Readlink(filepath.Join(dir, dataDirName))
 	if oldVersion != "" && samePayload(filepath.Join(dir, oldVersion), files) {
@@ -63,10 +68,41 @@ func writePayload(dir string, files map[string]volumeFile, gid int) (changed boo
 	if err := removeStaleLinks(dir, files); err != nil {
 		return true, err
 	}
-	if oldVersion != "" && oldVersion != filepath.Base(version) {
-		return true, os.RemoveAll(filepath.Join(dir, oldVersion))
+	return true, removeOldVersions(dir, filepath.Base(version))
+}
+
+// readOnlyGroupMask is what the kubelet adds to the files of a read-only
+// volume (configMap, secret, projected, downwardAPI) when the pod has an
+// fsGroup: the group may read them, whatever defaultMode says.
+const readOnlyGroupMask = 0o440
+
+// withGroupRead is files with the fsGroup's read permission added.
+func withGroupRead(files map[string]volumeFile) map[string]volumeFile {
+	out := make(map[string]volumeFile, len(files))
+	for path, f := range files {
+		f.mode |= readOnlyGroupMask
+		out[path] = f
 	}
-	return true, nil
+	return out
+}
+
+// removeOldVersions removes every version directory but current: the one
+// ..data pointed to before, and any an interrupted write left (a skiffd
+// killed between writing a version and swapping ..data to it).
+func removeOldVersions(dir, current string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, "..") || name == current {
+			continue
+		}
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, name)))
+	}
+	return errors.Join(errs...)
 }
 
 // samePayload reports whether the version directory holds exactly files.

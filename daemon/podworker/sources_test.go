@@ -203,3 +203,87 @@ func TestWritePayloadSwapsVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestSourcesWakeTheirNamespace(t *testing.T) {
+	s := newSources(nil)
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	team, other := s.changed("team"), s.changed("other")
+	if s.changed("team") != team {
+		t.Error("two waiters of one namespace got different channels")
+	}
+	s.notify("team")
+	if !closed(team) || closed(other) {
+		t.Errorf("a change in team: team woken %v, other woken %v", closed(team), closed(other))
+	}
+	next := s.changed("team")
+	if closed(next) {
+		t.Error("the wait taken after a change is already over")
+	}
+	// A watch that ended may have missed changes anywhere: all are woken.
+	s.notify("")
+	if !closed(next) || !closed(other) {
+		t.Error("notify of every namespace left a waiter asleep")
+	}
+}
+
+// TestWritePayloadLeftovers: a version an interrupted write left (skiffd
+// killed before it swapped ..data) goes with the next published version.
+func TestWritePayloadLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writePayload(dir, map[string]volumeFile{"a": {"1", 0o644}}, -1); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "..2026_01_02_03_04_05.999")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..2026_01_02_03_04_05.999", filepath.Join(dir, newDataDirName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writePayload(dir, map[string]volumeFile{"a": {"2", 0o644}}, -1); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	cur, _ := os.Readlink(filepath.Join(dir, dataDirName))
+	if want := []string{cur, "..data", "a"}; !cmp.Equal(want, names) {
+		t.Errorf("directory holds %v, want %v", names, want)
+	}
+}
+
+// TestWritePayloadFSGroup: with an fsGroup, files belong to the group and
+// the group may read them whatever their mode, as the kubelet leaves them;
+// an unchanged payload is still recognised as such.
+func TestWritePayloadFSGroup(t *testing.T) {
+	dir := t.TempDir()
+	gid := os.Getgid()
+	files := map[string]volumeFile{"key": {"k", 0o400}, "sub/pub": {"p", 0o644}}
+	if _, err := writePayload(dir, files, gid); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{"key": 0o440, "sub/pub": 0o644} {
+		info, err := os.Stat(filepath.Join(dir, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, info.Mode().Perm(), want)
+		}
+	}
+	if files["key"].mode != 0o400 {
+		t.Error("the caller's payload was changed")
+	}
+	if changed, err := writePayload(dir, files, gid); err != nil || changed {
+		t.Errorf("same payload with an fsGroup: changed %v, %v", changed, err)
+	}
+}
