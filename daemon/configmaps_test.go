@@ -62,6 +62,27 @@ func TestConfigMapAndSecretJob(t *testing.T) {
 	if out := s.kubectl(t, "apply", "-f", "testdata/configmap-secret-job.yaml"); strings.Count(out, "unchanged") != 3 {
 		t.Errorf("second apply said %q, want everything unchanged", out)
 	}
+
+	// The Secret's password, plain or base64, is in neither skiffd's log
+	// (debug level: every request) nor any event.
+	evs, err := s.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged, err := os.ReadFile(s.logFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"39528$vdg7Jb", "Mzk1MjgkdmRnN0pi"} {
+		if strings.Contains(string(logged), secret) {
+			t.Errorf("skiffd's log holds the Secret's value %q", secret)
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, secret) {
+				t.Errorf("event %s %q holds the Secret's value", e.Reason, e.Message)
+			}
+		}
+	}
 }
 
 // TestMissingConfigMapAndSecret: a pod whose env needs a missing ConfigMap
