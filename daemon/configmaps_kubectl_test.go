@@ -108,6 +108,44 @@ func TestKubectlConfigMapsAndSecrets(t *testing.T) {
 	if want := `Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 3`; resp.StatusCode != 400 || !strings.Contains(body, want) {
 		t.Errorf("binary data in a Secret's data: %d %s", resp.StatusCode, body)
 	}
+
+	// A Job whose pods would reach out of their volume or take a key that
+	// climbs out, or give a file a mode beyond 0777, is refused whole.
+	badJob := write("bad-job.yaml", []byte(`apiVersion: batch/v1
+kind: Job
+metadata:
+  name: bad-refs
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox:1.35
+        env:
+        - name: K
+          valueFrom:
+            secretKeyRef: {name: creds, key: ../x}
+        volumeMounts:
+        - {name: s, mountPath: /s}
+      volumes:
+      - name: s
+        secret:
+          secretName: creds
+          items:
+          - {key: token, path: ../x, mode: 512}
+`))
+	msg, err = exec.Command("kubectl", "-s", "http://"+s.addr, "create", "-f", badJob).CombinedOutput()
+	for _, want := range []string{
+		`The Job "bad-refs" is invalid`,
+		`spec.template.spec.volumes[0].secret.items[0].path: Invalid value: "../x": must not contain '..'`,
+		`spec.template.spec.volumes[0].secret.items[0].mode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive`,
+		`spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.key: Invalid value: "../x": must not start with '..'`,
+	} {
+		if err == nil || !strings.Contains(string(msg), want) {
+			t.Errorf("a Job with bad Secret references: %v\n%s\nwant %q", err, msg, want)
+		}
+	}
 }
 
 // selfSignedCert writes a certificate and its key, PEM-encoded, in dir.
