@@ -254,6 +254,53 @@ func TestSecretVolumeTeardown(t *testing.T) {
 	gone(dir)
 }
 
+// TestSourceVolumesOutliveTheirObjects: a running pod keeps the files of
+// a ConfigMap and a Secret deleted under it, also across a kill -9 of
+// skiffd, and its exit is recorded after the restart (the volumes set up
+// again from objects that are gone must not hold the pod back).
+func TestSourceVolumesOutliveTheirObjects(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	c := s.client
+	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "conf"},
+		Data: map[string]string{"a": "v1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"},
+		StringData: map[string]string{"b": "s3cr3t"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	signal := t.TempDir()
+	p := scriptPod("keeps", `while [ ! -f /signal/go ]; do sleep 0.05; done; cat /cfg/a /sec/b`)
+	p.Spec.Volumes = []corev1.Volume{
+		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}}}},
+		{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}},
+		{Name: "signal", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: signal}}},
+	}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}, {Name: "sec", MountPath: "/sec"}, {Name: "signal", MountPath: "/signal"}}
+	if _, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, c, "keeps", 60*time.Second, "running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if err := c.CoreV1().ConfigMaps("default").Delete(ctx, "conf", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CoreV1().Secrets("default").Delete(ctx, "creds", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.kill()
+	s.start()
+	if err := os.WriteFile(filepath.Join(signal, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, c, "keeps", 60*time.Second, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	if got := podLog(t, c, "keeps"); got != "v1s3cr3t" {
+		t.Errorf("the pod printed %q, want the deleted objects' values", got)
+	}
+}
+
 // TestSourceVolumesFSGroup: a non-root container of a pod with an fsGroup
 // reads a Secret whose defaultMode is 0400 and a ConfigMap item of mode
 // 0400, as on a kubelet, which gives the fsGroup read access to the files

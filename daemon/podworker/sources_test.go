@@ -287,3 +287,26 @@ func TestWritePayloadFSGroup(t *testing.T) {
 		t.Errorf("same payload with an fsGroup: changed %v, %v", changed, err)
 	}
 }
+
+// TestSetUpSourceVolumeKeepsPublished: a volume an earlier run published
+// is kept when its object is gone (the pod may be running on it); one never
+// published waits for the object.
+func TestSetUpSourceVolumeKeepsPublished(t *testing.T) {
+	root := t.TempDir()
+	pod := testPod()
+	v := &corev1.Volume{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: cmRef("app")}}}
+	if _, err := setUpSourceVolume(pod, v, root, testNode, testSources()); err != nil {
+		t.Fatal(err)
+	}
+	pv, err := setUpSourceVolume(pod, v, root, testNode, fakeSources{})
+	if err != nil {
+		t.Fatalf("set up again without the ConfigMap: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(pv.path, "mode")); err != nil || string(b) != "fast" {
+		t.Errorf("kept file: %q %v", b, err)
+	}
+	other := &corev1.Volume{Name: "other", VolumeSource: v.VolumeSource}
+	if _, err := setUpSourceVolume(pod, other, root, testNode, fakeSources{}); errString(err) != `configmap "app" not found` {
+		t.Errorf("a volume never published: %v, want the NotFound", err)
+	}
+}

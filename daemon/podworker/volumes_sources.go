@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,13 +42,19 @@ func sourceVolumeDir(root, uid string, v *corev1.Volume) (dir string, memory boo
 // setUpSourceVolume renders v from the objects it names and publishes it
 // atomically; a tmpfs is mounted first where the volume is memory-backed.
 // A missing required object fails with the kubelet's message, before
-// anything is created.
+// anything is created — unless an earlier run of skiffd published the
+// volume already: then the pod's containers may be running on it (or have
+// finished), and it keeps its files, as the refresh does and as a
+// kubelet's mounted volume does when its object goes.
 func setUpSourceVolume(pod *corev1.Pod, v *corev1.Volume, root string, node nodeInfo, src sourceReader) (podVolume, error) {
+	dir, memory := sourceVolumeDir(root, string(pod.UID), v)
 	files, err := sourceVolumeFiles(pod, v, node, src)
 	if err != nil {
+		if isPublished(dir) {
+			return podVolume{path: dir, readOnly: true}, nil
+		}
 		return podVolume{}, err
 	}
-	dir, memory := sourceVolumeDir(root, string(pod.UID), v)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return podVolume{}, err
 	}
@@ -64,6 +71,12 @@ func setUpSourceVolume(pod *corev1.Pod, v *corev1.Volume, root string, node node
 		return podVolume{}, fmt.Errorf("writing volume %q: %w", v.Name, err)
 	}
 	return podVolume{path: dir, readOnly: true}, nil
+}
+
+// isPublished reports whether dir holds a volume writePayload published.
+func isPublished(dir string) bool {
+	info, err := os.Lstat(filepath.Join(dir, dataDirName))
+	return err == nil && info.Mode()&os.ModeSymlink != 0
 }
 
 // sourceVolumeFiles is the payload of a configMap, secret or projected
