@@ -290,6 +290,9 @@ func TestSourceVolumesOutliveTheirObjects(t *testing.T) {
 	if err := c.CoreV1().Secrets("default").Delete(ctx, "creds", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The refresh that finds them gone says so, as a kubelet's remount does.
+	waitEvent(t, c, "keeps", corev1.EventTypeWarning, "FailedMount", `MountVolume.SetUp failed for volume "cfg" : configmap "conf" not found`)
+	waitEvent(t, c, "keeps", corev1.EventTypeWarning, "FailedMount", `MountVolume.SetUp failed for volume "sec" : secret "creds" not found`)
 	s.kill()
 	s.start()
 	if err := os.WriteFile(filepath.Join(signal, "go"), nil, 0o644); err != nil {

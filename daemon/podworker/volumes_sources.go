@@ -241,7 +241,9 @@ func (w *worker) startVolumeRefresh(ctx context.Context, pod *corev1.Pod, change
 func (w *worker) refreshVolume(pod *corev1.Pod, v *corev1.Volume) {
 	files, err := sourceVolumeFiles(pod, v, w.m.node, w.m.sources)
 	if err != nil {
+		// The files stay; the kubelet reports its failed remount so.
 		w.log.WithError(err).WithField("volume", v.Name).Warn("refreshing volume")
+		w.event(corev1.EventTypeWarning, "FailedMount", "MountVolume.SetUp failed for volume %q : %s", v.Name, err)
 		return
 	}
 	dir, _ := sourceVolumeDir(w.m.cfg.VolumeRoot, string(pod.UID), v)
