@@ -214,7 +214,7 @@ func filterFields(rs *resource, items []db.Object, sel fields.Selector) []db.Obj
 // respond writes one object as JSON, or as a Table when the client asks.
 func (s *server) respond(w http.ResponseWriter, r *http.Request, rs *resource, code int, obj db.Object) {
 	if rs.warnings != nil && isWrite(r.Method) {
-		for _, msg := range rs.warnings(obj) {
+		for _, msg := range rs.warnings(obj, code == http.StatusCreated) {
 			addWarning(w, msg)
 		}
 	}

@@ -98,8 +98,8 @@ type resource struct {
 	// deprecation warning).
 	warning string
 	// warnings, if set, are kube's warnings on an object a write stored
-	// (WarningsOnCreate, WarningsOnUpdate).
-	warnings func(obj db.Object) []string
+	// (WarningsOnCreate, WarningsOnUpdate); created is true for a create.
+	warnings func(obj db.Object, created bool) []string
 }
 
 // allVerbs are the verbs of a resource served in full.

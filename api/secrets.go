@@ -32,7 +32,7 @@ var secretResource = &resource{
 	validateCreate: validateAs(kube.ValidateSecret),
 	prepareUpdate:  func(n, _ db.Object, _ bool) { kube.PrepareSecret(n.(*corev1.Secret)) },
 	validateUpdate: validateUpdateAs(kube.ValidateSecretUpdate),
-	warnings:       func(obj db.Object) []string { return kube.SecretWarnings(obj.(*corev1.Secret)) },
+	warnings:       func(obj db.Object, _ bool) []string { return kube.SecretWarnings(obj.(*corev1.Secret)) },
 	// NOTE: kube's Secret strategy keeps no metadata.generation.
 	spec:               func(db.Object) any { return nil },
 	defaultPropagation: metav1.DeletePropagationBackground,

@@ -146,6 +146,47 @@ spec:
 			t.Errorf("a Job with bad Secret references: %v\n%s\nwant %q", err, msg, want)
 		}
 	}
+
+	// What kube only warns about is created, with kubectl printing the
+	// warnings: a pull secret named twice, volume files hiding each other.
+	warned := write("warned.yaml", []byte(`apiVersion: batch/v1
+kind: Job
+metadata:
+  name: warned
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      imagePullSecrets: [{name: regcred}, {name: regcred}]
+      containers: [{name: c, image: busybox:1.35}]
+      volumes:
+      - name: cfg
+        configMap:
+          name: conf
+          items: [{key: a, path: a}, {key: b, path: a/b}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: warned
+spec:
+  restartPolicy: Never
+  imagePullSecrets: [{name: ""}]
+  containers: [{name: c, image: busybox:1.35, command: ["true"]}]
+`))
+	msg, err = exec.Command("kubectl", "-s", "http://"+s.addr, "create", "-f", warned).CombinedOutput()
+	for _, want := range []string{
+		`Warning: spec.template.spec.imagePullSecrets[1].name: duplicate name "regcred"`,
+		`Warning: volume "cfg" (ConfigMap "conf"): overlapping paths: "a/b" with "a"`,
+		`Warning: spec.imagePullSecrets[0].name: invalid empty name ""`,
+		"job.batch/warned created",
+		"pod/warned created",
+	} {
+		if err != nil || !strings.Contains(string(msg), want) {
+			t.Errorf("kubectl create of what kube warns about: %v\n%s\nwant %q", err, msg, want)
+		}
+	}
 }
 
 // selfSignedCert writes a certificate and its key, PEM-encoded, in dir.
