@@ -22,6 +22,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestKubectlConfigMapsAndSecrets drives kubectl's ConfigMap and Secret
@@ -57,7 +58,13 @@ func TestKubectlConfigMapsAndSecrets(t *testing.T) {
 		t.Errorf("configmap files: data %q binaryData %q", cm.Data, cm.BinaryData)
 	}
 
-	// create secret generic, docker-registry, tls.
+	// create secret generic, docker-registry, tls; a watch of TLS Secrets
+	// (field selector on the type) sees the one among them.
+	tlsWatch, err := c.CoreV1().Secrets("default").Watch(ctx, metav1.ListOptions{FieldSelector: "type=kubernetes.io/tls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsWatch.Stop()
 	s.kubectl(t, "create", "secret", "generic", "plain", "--from-literal=password=pa55")
 	s.kubectl(t, "create", "secret", "docker-registry", "regcred", "--docker-server=registry.example:5000",
 		"--docker-username=robot", "--docker-password=pw")
@@ -68,6 +75,14 @@ func TestKubectlConfigMapsAndSecrets(t *testing.T) {
 		if !regexpMatch(want, out) {
 			t.Errorf("kubectl get secrets: no line like %q in\n%s", want, out)
 		}
+	}
+	select {
+	case ev := <-tlsWatch.ResultChan():
+		if sec, ok := ev.Object.(*corev1.Secret); !ok || ev.Type != watch.Added || sec.Name != "web-tls" || len(sec.Data) != 2 {
+			t.Errorf("the TLS watch's first event: %s %#v", ev.Type, ev.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the TLS watch saw nothing")
 	}
 	reg, err := c.CoreV1().Secrets("default").Get(ctx, "regcred", metav1.GetOptions{})
 	if err != nil || !strings.Contains(string(reg.Data[corev1.DockerConfigJsonKey]), `"registry.example:5000"`) {
