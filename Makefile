@@ -24,7 +24,7 @@ BINDIR  ?= $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR  ?= $(PREFIX)/share/doc/skiff
 
-.PHONY: all deps build test-image test unit deadcode integration scale run bench chaos clean install uninstall
+.PHONY: all deps build test-image test unit deadcode integration scale helm-test run bench chaos clean install uninstall
 
 all: build
 
@@ -78,7 +78,7 @@ $(IMAGE_TAR): hack/busybox-image.sh
 	@[ -x /bin/busybox ] || $(MAKE) deps
 	bash hack/busybox-image.sh $@
 
-test: deps test-image unit integration scale
+test: deps test-image unit integration scale helm-test
 
 unit: deadcode
 	$(GO) vet $(PKGS)
@@ -91,7 +91,7 @@ unit: deadcode
 DEADCODE         := $(BIN)/deadcode
 DEADCODE_VERSION := v0.47.0
 deadcode: $(DEADCODE)
-	@dead="$$($(DEADCODE) -test -tags 'integration scale' $(PKGS))" || exit 1; \
+	@dead="$$($(DEADCODE) -test -tags 'integration scale helm' $(PKGS))" || exit 1; \
 	if [ -n "$$dead" ]; then echo "$$dead"; echo "deadcode: unreachable functions: delete them"; exit 1; fi
 
 $(DEADCODE):
@@ -106,6 +106,18 @@ integration: deps test-image
 # load the machine (and their shared containerd) for many minutes.
 scale: deps test-image
 	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags 'integration scale' -timeout 30m -run '^TestJobScale5000$$' ./daemon/
+
+# helm-test runs Helm 3 (install, test, upgrade, rollback, list, uninstall
+# of a chart with hook Jobs, with both release drivers) against skiffd. Helm
+# is built once from the Go module proxy and kept under build/ (about two
+# minutes the first time; the test itself takes under a minute).
+HELM_VERSION := v3.19.0
+HELM         := build/helm-$(HELM_VERSION)/helm
+helm-test: deps test-image $(HELM)
+	SKIFF_HELM=$(CURDIR)/$(HELM) SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags 'integration helm' -timeout 10m -run '^TestHelm$$' ./daemon/
+
+$(HELM):
+	GOBIN=$(CURDIR)/$(dir $(HELM)) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 # chaos is issue 16's "done when": skiffd killed -9 twenty times during each
 # of three 200-pod Jobs and containerd restarted four times during a 50-pod

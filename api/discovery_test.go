@@ -67,6 +67,10 @@ func TestDiscovery(t *testing.T) {
 			{Name: "services/status", Namespaced: true, Kind: "Service", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "endpoints", SingularName: "endpoints", Namespaced: true, Kind: "Endpoints", ShortNames: []string{"ep"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "configmaps", SingularName: "configmap", Namespaced: true, Kind: "ConfigMap", ShortNames: []string{"cm"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret",
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"discovery": {path: "/apis/discovery.k8s.io/v1", want: []metav1.APIResource{
 			{Name: "endpointslices", SingularName: "endpointslice", Namespaced: true, Kind: "EndpointSlice",

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -40,6 +41,14 @@ var jobResource = &resource{
 	defaultPropagation: metav1.DeletePropagationOrphan,
 	deleteGrace:        func(db.Object, *int64) int64 { return 0 },
 	categories:         []string{"all"},
+	// NOTE: kube warns on the template when a Job is created (and when an
+	// update changes its spec; the template's volumes never change).
+	warnings: func(obj db.Object, created bool) []string {
+		if !created {
+			return nil
+		}
+		return kube.PodSourceWarnings(&obj.(*batchv1.Job).Spec.Template.Spec, field.NewPath("spec", "template"))
+	},
 }
 
 func newJobList(items []db.Object, meta metav1.ListMeta) runtime.Object {

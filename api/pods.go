@@ -37,6 +37,20 @@ var podResource = &resource{
 	spec:                 func(obj db.Object) any { return obj.(*corev1.Pod).Spec },
 	defaultPropagation:   metav1.DeletePropagationBackground,
 	deleteGrace:          podDeleteGrace,
+	warnings:             podWarnings,
+}
+
+// podWarnings are kube's warnings on a created pod about what it takes
+// from ConfigMaps and Secrets.
+//
+// NOTE: kube warns again on an update that changes the spec; a pod's
+// volumes and imagePullSecrets never change, so that would only repeat
+// what the create said.
+func podWarnings(obj db.Object, created bool) []string {
+	if !created {
+		return nil
+	}
+	return kube.PodSourceWarnings(&obj.(*corev1.Pod).Spec, nil)
 }
 
 func newPodList(items []db.Object, meta metav1.ListMeta) runtime.Object {

@@ -213,6 +213,11 @@ func filterFields(rs *resource, items []db.Object, sel fields.Selector) []db.Obj
 
 // respond writes one object as JSON, or as a Table when the client asks.
 func (s *server) respond(w http.ResponseWriter, r *http.Request, rs *resource, code int, obj db.Object) {
+	if rs.warnings != nil && isWrite(r.Method) {
+		for _, msg := range rs.warnings(obj, code == http.StatusCreated) {
+			addWarning(w, msg)
+		}
+	}
 	if tv, ok := wantsTable(r); ok {
 		writeJSON(w, r, code, rs.table(r, tv, []db.Object{obj}, metav1.ListMeta{ResourceVersion: obj.GetResourceVersion()}))
 		return
@@ -228,4 +233,9 @@ func (s *server) respondList(w http.ResponseWriter, r *http.Request, rs *resourc
 		return
 	}
 	writeJSON(w, r, http.StatusOK, rs.newList(items, meta))
+}
+
+// isWrite reports whether method creates or changes an object.
+func isWrite(method string) bool {
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
 }

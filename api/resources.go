@@ -97,6 +97,9 @@ type resource struct {
 	// warning, if set, goes with every answer about the resource (kube's
 	// deprecation warning).
 	warning string
+	// warnings, if set, are kube's warnings on an object a write stored
+	// (WarningsOnCreate, WarningsOnUpdate); created is true for a create.
+	warnings func(obj db.Object, created bool) []string
 }
 
 // allVerbs are the verbs of a resource served in full.
@@ -118,7 +121,7 @@ func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 
 // resources are all the served resources.
 var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
-	serviceResource, endpointsResource, endpointSliceResource}
+	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

@@ -156,7 +156,9 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 				return nil, err
 			}
 			obj.SetCreationTimestamp(metav1.Now())
-			obj.SetGeneration(1)
+			if !rs.store.NoGeneration {
+				obj.SetGeneration(1)
+			}
 			return obj, nil
 		}
 		err := s.store.Write(func(tx *db.Tx) error {

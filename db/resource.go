@@ -24,6 +24,9 @@ type Resource struct {
 	// still held although its metadata.finalizers are empty: a Namespace
 	// waits for its spec.finalizers (see Tx.Update's finalizer rule).
 	Finalizing func(obj Object) bool
+	// NoGeneration: kube's strategy for the kind keeps no
+	// metadata.generation (ConfigMaps, Secrets), so Create leaves it unset.
+	NoGeneration bool
 }
 
 // The resources skiff stores.
@@ -37,4 +40,6 @@ var (
 	Services       = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
 	Endpoints      = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
 	EndpointSlices = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
+	ConfigMaps     = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }, NoGeneration: true}
+	Secrets        = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
 )

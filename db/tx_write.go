@@ -15,7 +15,7 @@ import (
 // Create stores a new object. If Name is empty and GenerateName is set, a
 // name is generated (GenerateName + 5 random chars of [bcdfghjklmnpqrstvwxz2456789],
 // retrying on collision). It sets UID (unless the caller preset one),
-// CreationTimestamp (if zero), Generation=1 (if 0) and ResourceVersion on
+// CreationTimestamp (if zero), Generation=1 (if 0, unless r.NoGeneration) and ResourceVersion on
 // obj. ErrAlreadyExists if the name is taken.
 func (tx *Tx) Create(r Resource, obj Object) error {
 	ns, name := obj.GetNamespace(), obj.GetName()
@@ -44,7 +44,7 @@ func (tx *Tx) Create(r Resource, obj Object) error {
 	if ts := obj.GetCreationTimestamp(); ts.IsZero() {
 		obj.SetCreationTimestamp(now())
 	}
-	if obj.GetGeneration() == 0 {
+	if obj.GetGeneration() == 0 && !r.NoGeneration {
 		obj.SetGeneration(1)
 	}
 	data, err := encodeObject(obj)

@@ -25,6 +25,7 @@ func defaultPodSpec(spec *corev1.PodSpec) {
 	if spec.SchedulerName == "" {
 		spec.SchedulerName = corev1.DefaultSchedulerName
 	}
+	defaultVolumeSources(spec.Volumes)
 	for i := range spec.InitContainers {
 		defaultContainer(&spec.InitContainers[i])
 	}
@@ -44,6 +45,7 @@ func defaultContainer(c *corev1.Container) {
 	if c.TerminationMessagePolicy == "" {
 		c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
 	}
+	defaultEnvSources(c.Env)
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {
 			c.Ports[i].Protocol = corev1.ProtocolTCP

@@ -29,6 +29,7 @@ func validatePodSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(fld.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
+	errs = append(errs, validateImagePullSecrets(spec.ImagePullSecrets, fld.Child("imagePullSecrets"))...)
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d < 1 {
 		errs = append(errs, field.Invalid(fld.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
 	}
@@ -62,6 +63,8 @@ func validateContainers(cs []corev1.Container, volumes map[string]bool, fld *fie
 		errs = append(errs, supported(p.Child("terminationMessagePolicy"), string(c.TerminationMessagePolicy),
 			corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError)...)
 		errs = append(errs, validateVolumeMounts(c.VolumeMounts, volumes, p.Child("volumeMounts"))...)
+		errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
+		errs = append(errs, validateEnvFrom(c.EnvFrom, p.Child("envFrom"))...)
 	}
 	return errs
 }

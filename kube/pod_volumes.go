@@ -42,7 +42,7 @@ func validateVolumes(volumes []corev1.Volume, fld *field.Path) (map[string]bool,
 }
 
 // validateVolumeSource checks that exactly one source is set, and the
-// hostPath and emptyDir sources.
+// hostPath, emptyDir, configMap, secret, projected and downwardAPI sources.
 //
 // NOTE: kube names the extra source by its field in the error path; a few
 // of its names differ from the JSON ones (a typo, "downwarAPI"): skiff
@@ -59,6 +59,14 @@ func validateVolumeSource(src *corev1.VolumeSource, fld *field.Path) field.Error
 	switch {
 	case set[0] == "hostPath":
 		errs = append(errs, validateHostPath(src.HostPath, fld.Child("hostPath"))...)
+	case set[0] == "configMap":
+		errs = append(errs, validateConfigMapVolume(src.ConfigMap, fld.Child("configMap"))...)
+	case set[0] == "secret":
+		errs = append(errs, validateSecretVolume(src.Secret, fld.Child("secret"))...)
+	case set[0] == "projected":
+		errs = append(errs, validateProjectedVolume(src.Projected, fld.Child("projected"))...)
+	case set[0] == "downwardAPI":
+		errs = append(errs, validateDownwardAPIVolume(src.DownwardAPI, fld.Child("downwardAPI"))...)
 	case set[0] == "emptyDir" && src.EmptyDir.SizeLimit != nil && src.EmptyDir.SizeLimit.Sign() < 0:
 		errs = append(errs, field.Forbidden(fld.Child("emptyDir").Child("sizeLimit"), "SizeLimit field must be a valid resource quantity"))
 	}

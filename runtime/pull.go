@@ -35,17 +35,28 @@ func (r *Runtime) EnsureImageWithProgress(ctx context.Context, ref string, polic
 	return r.ensureImage(ctx, ref, policy, progress)
 }
 
-// pull fetches name from its registry, with the configured credentials,
-// and unpacks it.
+// pull fetches name from its registry and unpacks it, with the pod's pull
+// secrets for that registry (see WithPullSecrets), one after the other,
+// then the registry config's credentials: the first that works wins.
 func (r *Runtime) pull(ctx context.Context, ref, name string, progress func(Progress)) error {
-	resolver, err := r.resolver()
+	configs, err := r.pullConfigs(ctx, name)
 	if err != nil {
 		return fmt.Errorf("%w %q: %w", ErrImagePull, ref, err)
 	}
+	for _, cfg := range configs {
+		if err = r.pullWith(ctx, cfg, name, progress); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w %q: %w", ErrImagePull, ref, err)
+}
+
+// pullWith pulls name with the credentials of cfg.
+func (r *Runtime) pullWith(ctx context.Context, cfg dockerConfig, name string, progress func(Progress)) error {
 	opts := []containerd.RemoteOpt{
 		containerd.WithPullUnpack,
 		containerd.WithPullSnapshotter(r.snapshotter),
-		containerd.WithResolver(resolver),
+		containerd.WithResolver(resolver(cfg)),
 	}
 	if progress != nil {
 		tracker := newPullTracker(name, progress)
@@ -53,10 +64,8 @@ func (r *Runtime) pull(ctx context.Context, ref, name string, progress func(Prog
 		defer stop()
 		opts = append(opts, containerd.WithImageHandlerWrapper(tracker.wrap))
 	}
-	if _, err := r.client.Pull(ctx, name, opts...); err != nil {
-		return fmt.Errorf("%w %q: %w", ErrImagePull, ref, err)
-	}
-	return nil
+	_, err := r.client.Pull(ctx, name, opts...)
+	return err
 }
 
 // pullTracker turns the blobs a pull handles, and containerd's ingest

@@ -97,19 +97,15 @@ func canonicalRegistry(name string) string {
 	return name
 }
 
-// resolver is a registry resolver using the credentials of the registry
-// config as it is now; registries on localhost are spoken to over plain
-// HTTP, as containerd's own client does.
-func (r *Runtime) resolver() (remotes.Resolver, error) {
-	cfg, err := loadDockerConfig(r.registryConfig)
-	if err != nil {
-		return nil, err
-	}
+// resolver is a registry resolver using the credentials of cfg;
+// registries on localhost are spoken to over plain HTTP, as containerd's
+// own client does.
+func resolver(cfg dockerConfig) remotes.Resolver {
 	authorizer := docker.NewDockerAuthorizer(docker.WithAuthCreds(cfg.credentials))
 	return docker.NewResolver(docker.ResolverOptions{
 		Hosts: docker.ConfigureDefaultRegistries(
 			docker.WithAuthorizer(authorizer),
 			docker.WithPlainHTTP(docker.MatchLocalhost),
 		),
-	}), nil
+	})
 }

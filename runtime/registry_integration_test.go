@@ -149,13 +149,25 @@ func TestPullWithProgress(t *testing.T) {
 func TestPullCredentials(t *testing.T) {
 	reg := newTestRegistry(t, "puller", "s3cret")
 	ref := reg.host + "/test/busybox:1.35"
+	secret := func(user, pass string) []byte {
+		auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+		return []byte(fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, reg.host, auth))
+	}
+	legacy := []byte(fmt.Sprintf(`{%q:{"username":"puller","password":"s3cret"}}`, reg.host))
 	tests := map[string]struct {
-		config  string
-		wantErr error
+		config      string
+		pullSecrets [][]byte
+		wantErr     error
 	}{
 		"no config":          {config: "", wantErr: runtime.ErrImagePull},
 		"wrong password":     {config: writeDockerConfig(t, reg.host, "puller", "guess"), wantErr: runtime.ErrImagePull},
 		"config credentials": {config: writeDockerConfig(t, reg.host, "puller", "s3cret")},
+		"pod pull secret":    {pullSecrets: [][]byte{secret("puller", "s3cret")}},
+		"legacy dockercfg":   {pullSecrets: [][]byte{legacy}},
+		"wrong secret, then the config": {config: writeDockerConfig(t, reg.host, "puller", "s3cret"),
+			pullSecrets: [][]byte{secret("puller", "guess")}},
+		"wrong secret, then a right one": {pullSecrets: [][]byte{secret("puller", "guess"), secret("puller", "s3cret")}},
+		"secret of another registry":     {pullSecrets: [][]byte{[]byte(`{"auths":{"other.example":{"auth":"eDp5"}}}`)}, wantErr: runtime.ErrImagePull},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -163,6 +175,7 @@ func TestPullCredentials(t *testing.T) {
 			rt := newRuntimeWith(t, runtime.WithRegistryConfig(tc.config))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
+			ctx = runtime.WithPullSecrets(ctx, tc.pullSecrets...)
 			err := rt.EnsureImage(ctx, ref, runtime.PullAlways)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Errorf("EnsureImage = %v, want %v", err, tc.wantErr)

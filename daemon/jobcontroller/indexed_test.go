@@ -72,7 +72,7 @@ func TestIndexedJobSucceeds(t *testing.T) {
 				p.Labels[batchv1.JobCompletionIndexAnnotation], p.Annotations[batchv1.JobCompletionIndexAnnotation], want)
 		}
 		wantEnv := []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']"},
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']"},
 		}}}
 		if diff := cmp.Diff(wantEnv, p.Spec.Containers[0].Env); diff != "" {
 			t.Errorf("pod %s env (-want +got):\n%s", p.Name, diff)

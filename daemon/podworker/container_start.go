@@ -184,6 +184,9 @@ func (r *containerRun) waitRetry(ctx context.Context, err error) bool {
 		r.w.logError("recording waiting reason", uerr)
 		return false
 	}
+	if ce := (*configError)(nil); errors.As(err, &ce) {
+		return r.waitConfigRetry(ctx)
+	}
 	delay := backoffDelay(r.w.m.cfg.RestartBackoffBase, r.w.m.cfg.RestartBackoffMax, r.pulls)
 	r.pulls++
 	var ie *imageError
@@ -242,6 +245,11 @@ func (r *containerRun) backOff(ctx context.Context, exitedAt time.Time) bool {
 
 // sleep waits d; false when the container is stopped or the daemon is.
 func (r *containerRun) sleep(ctx context.Context, d time.Duration) bool {
+	return r.sleepOrWake(ctx, d, nil)
+}
+
+// sleepOrWake is sleep, cut short when wake is closed.
+func (r *containerRun) sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	if d <= 0 {
 		return !r.stopping() && ctx.Err() == nil
 	}
@@ -249,6 +257,8 @@ func (r *containerRun) sleep(ctx context.Context, d time.Duration) bool {
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-wake:
 		return true
 	case <-ctx.Done():
 		return false

@@ -42,7 +42,7 @@ type nodeInfo struct {
 // description of instance number attempt, on an image described by img.
 func (w *worker) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt int, img runtime.ImageInfo) (runtime.ContainerConfig, error) {
 	node := w.m.node
-	env, err := resolveEnv(pod, c, node)
+	env, err := resolveEnv(pod, c, node, w.m.sources)
 	if err != nil {
 		return runtime.ContainerConfig{}, err
 	}
@@ -111,40 +111,31 @@ func envLookup(env []string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-// resolveEnv turns the container's envFrom and env into "K=V" pairs in
-// order, each env value expanded against the variables defined before it,
-// as the kubelet's makeEnvironmentVariables does.
-func resolveEnv(pod *corev1.Pod, c *corev1.Container, node nodeInfo) ([]string, error) {
-	for _, from := range c.EnvFrom {
-		// NOTE: skiff serves no ConfigMaps or Secrets: only optional
-		// sources can be satisfied (by nothing), as when they are missing.
-		switch {
-		case from.ConfigMapRef != nil && !optional(from.ConfigMapRef.Optional):
-			return nil, &configError{fmt.Sprintf("configmap %q not found", from.ConfigMapRef.Name)}
-		case from.SecretRef != nil && !optional(from.SecretRef.Optional):
-			return nil, &configError{fmt.Sprintf("secret %q not found", from.SecretRef.Name)}
-		}
+// resolveEnv turns the container's envFrom and env into "K=V" pairs,
+// each env value expanded against the variables defined before it, as the
+// kubelet's makeEnvironmentVariables does; ConfigMaps and Secrets are read
+// through src.
+func resolveEnv(pod *corev1.Pod, c *corev1.Container, node nodeInfo, src sourceReader) ([]string, error) {
+	b := &envBuilder{values: map[string]string{}}
+	if err := addEnvFrom(b, pod, c, src); err != nil {
+		return nil, err
 	}
-	env := make([]string, 0, len(c.Env))
-	defined := map[string]string{}
-	lookup := func(k string) (string, bool) { v, ok := defined[k]; return v, ok }
 	for _, e := range c.Env {
-		value, skip, err := envValue(pod, c, e, node, lookup)
+		value, skip, err := envValue(pod, c, e, node, b.lookup, src)
 		if err != nil {
 			return nil, err
 		}
-		if skip {
-			continue
+		if !skip {
+			b.set(e.Name, value)
 		}
-		defined[e.Name] = value
-		env = append(env, e.Name+"="+value)
 	}
-	return env, nil
+	return b.list(), nil
 }
 
 // envValue resolves one env entry; skip is true for an optional reference
 // to something missing.
-func envValue(pod *corev1.Pod, c *corev1.Container, e corev1.EnvVar, node nodeInfo, lookup func(string) (string, bool)) (value string, skip bool, err error) {
+func envValue(pod *corev1.Pod, c *corev1.Container, e corev1.EnvVar, node nodeInfo, lookup func(string) (string, bool),
+	src sourceReader) (value string, skip bool, err error) {
 	from := e.ValueFrom
 	switch {
 	case from == nil:
@@ -156,15 +147,9 @@ func envValue(pod *corev1.Pod, c *corev1.Container, e corev1.EnvVar, node nodeIn
 		v, err := resourceFieldValue(pod, c, from.ResourceFieldRef, node)
 		return v, false, err
 	case from.ConfigMapKeyRef != nil:
-		if optional(from.ConfigMapKeyRef.Optional) {
-			return "", true, nil
-		}
-		return "", false, &configError{fmt.Sprintf("configmap %q not found", from.ConfigMapKeyRef.Name)}
+		return configMapKeyValue(pod, from.ConfigMapKeyRef, src)
 	case from.SecretKeyRef != nil:
-		if optional(from.SecretKeyRef.Optional) {
-			return "", true, nil
-		}
-		return "", false, &configError{fmt.Sprintf("secret %q not found", from.SecretKeyRef.Name)}
+		return secretKeyValue(pod, from.SecretKeyRef, src)
 	}
 	return "", false, &configError{fmt.Sprintf("unsupported valueFrom of env %q", e.Name)}
 }

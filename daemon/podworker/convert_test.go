@@ -73,7 +73,7 @@ func TestResolveEnv(t *testing.T) {
 	}
 	pod := testPod()
 	pod.Spec.Containers[0].Env = env
-	got, err := resolveEnv(pod, &pod.Spec.Containers[0], testNode)
+	got, err := resolveEnv(pod, &pod.Spec.Containers[0], testNode, fakeSources{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestResolveEnvErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := testPod()
 			pod.Spec.Containers[0].Env = []corev1.EnvVar{e}
-			_, err := resolveEnv(pod, &pod.Spec.Containers[0], testNode)
+			_, err := resolveEnv(pod, &pod.Spec.Containers[0], testNode, fakeSources{})
 			var ce *configError
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want a configError", err)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -88,43 +87,11 @@ func formatMap(m map[string]string) string {
 	return b.String()
 }
 
-// writeAtomic publishes files in dir, group-owned by gid when gid ≥ 0.
+// writeAtomic publishes files in dir (see writePayload), group-owned by
+// gid when gid ≥ 0.
 func writeAtomic(dir string, files map[string]volumeFile, gid int) error {
-	ts, err := os.MkdirTemp(dir, time.Now().UTC().Format("..2006_01_02_15_04_05."))
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(ts, 0o755); err != nil {
-		return err
-	}
-	for path, f := range files {
-		if err := writeFile(ts, path, f.content, f.mode, gid); err != nil {
-			return err
-		}
-	}
-	tmp := filepath.Join(dir, newDataDirName)
-	_ = os.Remove(tmp)
-	if err := os.Symlink(filepath.Base(ts), tmp); err != nil {
-		return err
-	}
-	old, _ := os.Readlink(filepath.Join(dir, dataDirName))
-	if err := os.Rename(tmp, filepath.Join(dir, dataDirName)); err != nil {
-		return err
-	}
-	for path := range files {
-		top := strings.SplitN(path, "/", 2)[0]
-		link := filepath.Join(dir, top)
-		if _, err := os.Lstat(link); err == nil {
-			continue
-		}
-		if err := os.Symlink(filepath.Join(dataDirName, top), link); err != nil {
-			return err
-		}
-	}
-	if old != "" && old != filepath.Base(ts) {
-		return os.RemoveAll(filepath.Join(dir, old))
-	}
-	return nil
+	_, err := writePayload(dir, files, gid)
+	return err
 }
 
 func writeFile(root, path, content string, mode os.FileMode, gid int) error {

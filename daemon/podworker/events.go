@@ -71,6 +71,9 @@ func (r *containerRun) ensureImage(ctx context.Context) error {
 	rt, image, policy := r.w.m.cfg.Runtime, r.spec.Image, pullPolicy(r.spec)
 	_, err := rt.ImageInfo(ctx, image)
 	present := err == nil
+	if !present || policy == skiffruntime.PullAlways {
+		ctx = skiffruntime.WithPullSecrets(ctx, r.pullSecrets()...)
+	}
 	switch {
 	case present && policy != skiffruntime.PullAlways:
 		r.event(corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", image)

@@ -264,7 +264,7 @@ func (l *lifecycle) run() {
 	m := New(Config{
 		Store: l.store, Runtime: l.rt, NodeName: "node", HostIP: "192.0.2.1",
 		LogRoot: l.t.TempDir(), VolumeRoot: l.t.TempDir(), Recorder: l.rec, SchedulerRecorder: l.rec,
-		RestartBackoffBase: time.Millisecond, RestartBackoffMax: 4 * time.Millisecond,
+		RestartBackoffBase: time.Millisecond, RestartBackoffMax: time.Second,
 		Now: l.clock.Now,
 	})
 	m.retryDelay = func(int) time.Duration { return time.Millisecond }

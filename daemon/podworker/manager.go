@@ -82,6 +82,8 @@ type Manager struct {
 	node  nodeInfo
 	sched *scheduler
 	slots *slotPool
+	// sources reads pods' ConfigMaps and Secrets and wakes their waiters.
+	sources *sources
 
 	// ctx is Run's: the daemon's lifetime, which also ends the waits of
 	// writes on a full disk; nil before Run (nothing is retried then).
@@ -120,6 +122,7 @@ func New(cfg Config) *Manager {
 		},
 		sched:      newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
 		slots:      newSlotPool(cfg.MaxContainers),
+		sources:    newSources(cfg.Store),
 		workers:    map[types.UID]*worker{},
 		retryDelay: infraBackoff,
 	}
@@ -137,6 +140,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	go func() {
 		defer m.wg.Done()
 		m.sweepEvery(ctx, m.cfg.SweepInterval)
+	}()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.sources.follow(ctx)
 	}()
 	for failures := 0; ; failures++ {
 		err := m.recoverAndFollow(ctx)

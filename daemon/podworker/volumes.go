@@ -27,7 +27,6 @@ type podVolume struct {
 const (
 	emptyDirKind    = "kubernetes.io~empty-dir"
 	downwardAPIKind = "kubernetes.io~downward-api"
-	emptyKind       = "kubernetes.io~empty" // optional configMap/secret that does not exist
 )
 
 func podDir(root string, uid string) string { return filepath.Join(root, uid) }
@@ -41,16 +40,22 @@ func volumeDir(root, uid, kind, name string) string {
 // and reports FailedMount); false when the pod is stopped first.
 func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod) bool {
 	for try := 0; ; try++ {
-		vols, err := setUpVolumes(pod, w.m.cfg.VolumeRoot, w.m.node)
+		// Taken before the objects are read: a ConfigMap or Secret that
+		// appears meanwhile wakes the wait below.
+		changed := w.m.sources.changed(pod.Namespace)
+		vols, err := setUpVolumes(pod, w.m.cfg.VolumeRoot, w.m.node, w.m.sources)
 		if err == nil {
 			w.volumes = vols
+			w.startVolumeRefresh(ctx, pod, changed)
 			return true
 		}
 		w.log.WithError(err).Warn("setting up volumes")
+		w.event(corev1.EventTypeWarning, "FailedMount", "%s", err.Error())
 		w.showWaitingMessage(err.Error())
 		t := time.After(backoffDelay(w.m.cfg.RestartBackoffBase, w.m.cfg.RestartBackoffMax, try))
 		select {
 		case <-t:
+		case <-changed:
 		case <-w.stop:
 			return false
 		case <-ctx.Done():
@@ -76,12 +81,13 @@ func (w *worker) showWaitingMessage(msg string) {
 	}
 }
 
-// setUpVolumes prepares the pod's volumes under root.
-func setUpVolumes(pod *corev1.Pod, root string, node nodeInfo) (map[string]podVolume, error) {
+// setUpVolumes prepares the pod's volumes under root, reading ConfigMaps
+// and Secrets through src.
+func setUpVolumes(pod *corev1.Pod, root string, node nodeInfo, src sourceReader) (map[string]podVolume, error) {
 	vols := map[string]podVolume{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		pv, err := setUpVolume(pod, v, root, node)
+		pv, err := setUpVolume(pod, v, root, node, src)
 		if err != nil {
 			return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
 		}
@@ -90,7 +96,7 @@ func setUpVolumes(pod *corev1.Pod, root string, node nodeInfo) (map[string]podVo
 	return vols, nil
 }
 
-func setUpVolume(pod *corev1.Pod, v *corev1.Volume, root string, node nodeInfo) (podVolume, error) {
+func setUpVolume(pod *corev1.Pod, v *corev1.Volume, root string, node nodeInfo, src sourceReader) (podVolume, error) {
 	uid := string(pod.UID)
 	fsGroup := podFSGroup(pod)
 	switch {
@@ -112,24 +118,11 @@ func setUpVolume(pod *corev1.Pod, v *corev1.Volume, root string, node nodeInfo) 
 			return podVolume{}, err
 		}
 		return podVolume{path: dir, readOnly: true}, writeAtomic(dir, files, fsGroup)
-	case v.ConfigMap != nil:
-		if optional(v.ConfigMap.Optional) {
-			return emptyVolume(root, uid, v.Name)
-		}
-		return podVolume{}, fmt.Errorf("configmap %q not found", v.ConfigMap.Name)
-	case v.Secret != nil:
-		if optional(v.Secret.Optional) {
-			return emptyVolume(root, uid, v.Name)
-		}
-		return podVolume{}, fmt.Errorf("secret %q not found", v.Secret.SecretName)
+	case isSourceVolume(v):
+		return setUpSourceVolume(pod, v, root, node, src)
 	default:
-		return podVolume{}, errors.New("volume type not supported by skiff (emptyDir, hostPath and downwardAPI are)")
+		return podVolume{}, errors.New("volume type not supported by skiff (emptyDir, hostPath, downwardAPI, configMap, secret and projected are)")
 	}
-}
-
-func emptyVolume(root, uid, name string) (podVolume, error) {
-	dir := volumeDir(root, uid, emptyKind, name)
-	return podVolume{path: dir, readOnly: true}, os.MkdirAll(dir, 0o755)
 }
 
 // setUpEmptyDir creates an emptyDir as the kubelet does: a 0777 directory
@@ -229,9 +222,10 @@ func isMountPoint(dir string) (bool, error) {
 	return st.Dev != parent.Dev, nil
 }
 
-// tearDownVolumes unmounts the pod's memory-backed emptyDirs and removes
-// its directory: the pod's volumes go with the pod.
+// tearDownVolumes stops the refresh of the pod's volumes, unmounts them
+// and removes its directory: the pod's volumes go with the pod.
 func (w *worker) tearDownVolumes(pod *corev1.Pod) {
+	w.stopVolumeRefresh()
 	if err := tearDownVolumes(w.m.cfg.VolumeRoot, pod); err != nil {
 		w.log.WithError(err).Error("removing pod volumes")
 	}
@@ -241,20 +235,17 @@ func tearDownVolumes(root string, pod *corev1.Pod) error {
 	if root == "" {
 		return nil
 	}
-	var errs []error
-	for _, v := range pod.Spec.Volumes {
-		if v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory {
-			continue
-		}
-		dir := volumeDir(root, string(pod.UID), emptyDirKind, v.Name)
-		if mounted, err := isMountPoint(dir); err == nil && mounted {
-			errs = append(errs, unix.Unmount(dir, unix.MNT_DETACH))
-		}
+	return removePodVolumes(podDir(root, string(pod.UID)))
+}
+
+// removePodVolumes removes a pod's volume directory, unmounting what is
+// mounted below it first (memory-backed emptyDirs, Secret and projected
+// volumes) and never removing what may still be mounted.
+func removePodVolumes(dir string) error {
+	if err := unmountAll(dir); err != nil {
+		return err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err // never remove what may still be mounted
-	}
-	return os.RemoveAll(podDir(root, string(pod.UID)))
+	return os.RemoveAll(dir)
 }
 
 // volumeDirs lists the pods (by UID) that have a volume directory under root.
@@ -276,19 +267,7 @@ func volumeDirs(root string) ([]string, error) {
 }
 
 // removeVolumeDir removes the volume directory of a pod that no longer
-// exists, unmounting memory-backed emptyDirs first.
+// exists, unmounting everything mounted below it first.
 func removeVolumeDir(root, uid string) error {
-	dirs, _ := filepath.Glob(filepath.Join(root, uid, "volumes", emptyDirKind, "*"))
-	var errs []error
-	for _, d := range dirs {
-		if mounted, err := isMountPoint(d); err == nil && mounted {
-			if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...) // never remove what may still be mounted
-	}
-	return os.RemoveAll(filepath.Join(root, uid))
+	return removePodVolumes(filepath.Join(root, uid))
 }

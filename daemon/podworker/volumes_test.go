@@ -175,7 +175,7 @@ func TestSetUpEmptyDirOnDisk(t *testing.T) {
 	root := t.TempDir()
 	pod := testPod()
 	pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	vols, err := setUpVolumes(pod, root, testNode)
+	vols, err := setUpVolumes(pod, root, testNode, fakeSources{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestSetUpVolumeErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := testPod()
 			pod.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: tc.vol}}
-			_, err := setUpVolumes(pod, t.TempDir(), testNode)
+			_, err := setUpVolumes(pod, t.TempDir(), testNode, fakeSources{})
 			if got := errString(err); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}

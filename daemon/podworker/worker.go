@@ -43,6 +43,7 @@ type worker struct {
 	sandbox   network.Sandbox                // the pod's network, once set up
 	specs     specUpdates                    // changed container definitions (update.go)
 	ephemeral ephemeralRuns                  // ephemeral containers (ephemeral.go)
+	refresh   *volumeRefresh                 // keeps configMap/secret volumes current (volumes_sources.go)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
@@ -117,6 +118,7 @@ func (w *worker) stopGrace() time.Duration {
 
 func (w *worker) run(ctx context.Context) {
 	defer close(w.done)
+	defer w.stopVolumeRefresh()
 	pod, err := w.load()
 	if err != nil {
 		return
