@@ -95,6 +95,9 @@ func TestExpiredWatchRelistsWhatChanged(t *testing.T) {
 	mustCreate(t, s, newPod("re"), newPod("new"), newPod("temp"))
 	remove(t, s, "temp")
 	close(sw.release) // its watch ended meanwhile, and the change log moved past it
+	// Only once the relist is handing on (its list taken) may a change
+	// come that the list must not hold.
+	waitFor(t, "the relist", sw.events.has("ADDED new"))
 	mustCreate(t, s, newPod("after"))
 	waitFor(t, "the change after the relist", sw.events.has("ADDED after"))
 
