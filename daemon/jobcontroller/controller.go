@@ -33,6 +33,9 @@ type Config struct {
 	// Pods is the pod create strategy the Job's pods go through, the API's
 	// own (defaults, validation, node binding, namespace admission).
 	Pods kube.PodStrategy
+	// Metrics are the controller's Prometheus metrics; nil = unregistered
+	// ones.
+	Metrics *Metrics
 }
 
 // Controller reconciles Jobs. Create it with New and start it with Run.
@@ -43,6 +46,8 @@ type Controller struct {
 	index *podIndex
 	adopt *adoptIndex
 	queue *queue[workKey]
+	// metrics is cfg.Metrics, or unregistered ones.
+	metrics *Metrics
 }
 
 // workKey is a unit of work: a Job to sync, or an orphan pod to release.
@@ -68,13 +73,17 @@ func New(cfg Config) *Controller {
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
 	return &Controller{
-		cfg:   cfg,
-		store: cfg.Store,
-		clock: cfg.Clock,
-		index: newPodIndex(),
-		adopt: newAdoptIndex(),
-		queue: newQueue[workKey](cfg.Clock),
+		metrics: cfg.Metrics,
+		cfg:     cfg,
+		store:   cfg.Store,
+		clock:   cfg.Clock,
+		index:   newPodIndex(),
+		adopt:   newAdoptIndex(),
+		queue:   newQueue[workKey](cfg.Clock),
 	}
 }
 
