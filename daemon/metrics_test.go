@@ -130,11 +130,11 @@ func TestMetrics(t *testing.T) {
 			func(v float64) bool { return v >= gets }},
 		"request durations": {"apiserver_request_duration_seconds", map[string]string{"verb": "POST", "resource": "jobs"},
 			func(v float64) bool { return v == 1 }},
-		"pods started": {"kubelet_pod_start_sli_duration_seconds", nil, func(v float64) bool { return v >= 1 }},
-		"store commits": {"etcd_disk_backend_commit_duration_seconds", nil, func(v float64) bool { return v > 0 }},
-		"store reads": {"skiff_store_transaction_duration_seconds", map[string]string{"mode": "read"}, func(v float64) bool { return v > 0 }},
-		"store size": {"etcd_mvcc_db_total_size_in_bytes", nil, func(v float64) bool { return v > 4096 }},
-		"goroutines": {"go_goroutines", nil, func(v float64) bool { return v > 10 }},
+		"pods started":    {"kubelet_pod_start_sli_duration_seconds", nil, func(v float64) bool { return v >= 1 }},
+		"store commits":   {"etcd_disk_backend_commit_duration_seconds", nil, func(v float64) bool { return v > 0 }},
+		"store reads":     {"skiff_store_transaction_duration_seconds", map[string]string{"mode": "read"}, func(v float64) bool { return v > 0 }},
+		"store size":      {"etcd_mvcc_db_total_size_in_bytes", nil, func(v float64) bool { return v > 4096 }},
+		"goroutines":      {"go_goroutines", nil, func(v float64) bool { return v > 10 }},
 		"resident memory": {"process_resident_memory_bytes", nil, func(v float64) bool { return v > 1<<20 }},
 	}
 	for name, c := range checks {
