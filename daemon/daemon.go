@@ -94,6 +94,16 @@ type Config struct {
 	StatsInterval time.Duration
 }
 
+// withProcessMetrics registers Go's and the process's collectors with reg
+// (a new registry when nil) and returns it.
+func withProcessMetrics(reg *prometheus.Registry) *prometheus.Registry {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
 // status reports what skiffd is doing to cfg.Status, if set.
 func (cfg Config) status(s string) {
 	if cfg.Status != nil {
@@ -120,11 +130,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return err
 	}
-	reg := cfg.Metrics
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := withProcessMetrics(cfg.Metrics)
 	cfg.status("opening the store")
 	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"), db.WithMetrics(reg))
 	if err != nil {
