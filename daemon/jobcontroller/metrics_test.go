@@ -113,3 +113,34 @@ func TestPodCreationReason(t *testing.T) {
 		})
 	}
 }
+
+// An Indexed Job's succeeded pods are counted by the indexes completed, as
+// Kubernetes' recordJobPodFinished does, and its indexes by outcome.
+func TestMetricsOfIndexedJob(t *testing.T) {
+	m := NewMetrics(nil)
+	job := newJob("ix", func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Completions = ptr.To[int32](5)
+		j.Spec.BackoffLimitPerIndex = ptr.To[int32](0)
+	})
+	res := syncResult{
+		job: job, completionMode: "Indexed",
+		beforeCounts: batchv1.JobStatus{CompletedIndexes: "0", FailedIndexes: ptr.To("")},
+		plan:         &syncPlan{status: batchv1.JobStatus{CompletedIndexes: "0-2", FailedIndexes: ptr.To("4"), Failed: 1}},
+	}
+	m.observeCommitted(res)
+	checks := map[string]struct {
+		c    prometheus.Collector
+		want float64
+	}{
+		"indexes succeeded": {m.finishedIndexes.WithLabelValues("succeeded", "perIndex"), 2},
+		"indexes failed":    {m.finishedIndexes.WithLabelValues("failed", "perIndex"), 1},
+		"pods succeeded":    {m.podsFinished.WithLabelValues("Indexed", "succeeded"), 2},
+		"pods failed":       {m.podsFinished.WithLabelValues("Indexed", "failed"), 1},
+	}
+	for name, c := range checks {
+		if got := testutil.ToFloat64(c.c); got != c.want {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
+	}
+}
