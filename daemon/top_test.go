@@ -44,12 +44,13 @@ func TestKubectlTop(t *testing.T) {
 	}
 
 	home := t.TempDir()
-	kubectl := func(args ...string) (string, error) {
-		cmd := exec.Command("/usr/bin/kubectl", append([]string{"-s", "http://" + s.addr}, args...)...)
+	kubectlOf := func(bin string, args ...string) (string, error) {
+		cmd := exec.Command(bin, append([]string{"-s", "http://" + s.addr}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
+	kubectl := func(args ...string) (string, error) { return kubectlOf("/usr/bin/kubectl", args...) }
 	// Each pod shows once it has been sampled twice.
 	var out string
 	waitFor(t, 90*time.Second, "kubectl top pod to show both pods", func() (bool, error) {
@@ -72,6 +73,15 @@ func TestKubectlTop(t *testing.T) {
 	out, err := kubectl("top", "pod", "-l", "app=burn", "--containers")
 	if err != nil || !strings.Contains(out, "burn") || strings.Contains(out, "idle") || !strings.Contains(out, "main") {
 		t.Errorf("kubectl top pod -l app=burn --containers: %v\n%s", err, out)
+	}
+
+	// Every kubectl of the machine finds the API and reads it.
+	for version, k := range kubectlVersions {
+		out, err := kubectlOf(k.path, "top", "pod", "burn", "--no-headers")
+		// (kubectl 1.27 warns on standard error of the missing kubeconfig.)
+		if err != nil || !strings.HasPrefix(out, "burn ") && !strings.Contains(out, "\nburn ") {
+			t.Errorf("kubectl %s top pod burn: %v\n%s", version, err, out)
+		}
 	}
 
 	out, err = kubectl("top", "node")
