@@ -33,7 +33,7 @@ func TestKubectlTop(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}},
 			Spec: corev1.PodSpec{
 				TerminationGracePeriodSeconds: ptr(int64(0)),
-				Containers: []corev1.Container{{Name: "main", Image: "busybox:1.35", Command: []string{"sh", "-c", script}}},
+				Containers:                    []corev1.Container{{Name: "main", Image: "busybox:1.35", Command: []string{"sh", "-c", script}}},
 			},
 		}
 	}
