@@ -46,8 +46,6 @@ type Controller struct {
 	index *podIndex
 	adopt *adoptIndex
 	queue *queue[workKey]
-	// metrics is cfg.Metrics, or unregistered ones.
-	metrics *Metrics
 }
 
 // workKey is a unit of work: a Job to sync, or an orphan pod to release.
@@ -58,6 +56,9 @@ type workKey struct {
 
 // New returns a Job controller; zero Config fields take their defaults.
 func New(cfg Config) *Controller {
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = DefaultBackoffBase
 	}
@@ -73,17 +74,13 @@ func New(cfg Config) *Controller {
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
 	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics(nil)
-	}
 	return &Controller{
-		metrics: cfg.Metrics,
-		cfg:     cfg,
-		store:   cfg.Store,
-		clock:   cfg.Clock,
-		index:   newPodIndex(),
-		adopt:   newAdoptIndex(),
-		queue:   newQueue[workKey](cfg.Clock),
+		cfg:   cfg,
+		store: cfg.Store,
+		clock: cfg.Clock,
+		index: newPodIndex(),
+		adopt: newAdoptIndex(),
+		queue: newQueue[workKey](cfg.Clock),
 	}
 }
 

@@ -46,7 +46,7 @@ type syncResult struct {
 func (c *Controller) syncJob(ctx context.Context, key jobKey) (retErr error) {
 	start := c.clock.Now()
 	var res syncResult
-	defer func() { c.metrics.observeSync(res, start, c.clock.Now(), retErr) }()
+	defer func() { c.cfg.Metrics.observeSync(res, start, c.clock.Now(), retErr) }()
 	err := c.store.Write(func(tx *db.Tx) error {
 		res = syncResult{}
 		return c.syncInTx(tx, key, &res)
@@ -208,7 +208,7 @@ func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, 
 		c.index.setBackoff(res.uid, key, res.plan.backoff)
 		c.logPlan(ctx, key, res)
 		c.recordEvents(res)
-		c.metrics.observeCommitted(res)
+		c.cfg.Metrics.observeCommitted(res)
 	}
 	if res.plan.requeue > 0 {
 		c.queue.AddAfter(workKey{namespace: key.namespace, name: key.name}, res.plan.requeue)
