@@ -55,7 +55,7 @@ func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
 func withRequestMetrics(m *requestMetrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := parseRequestInfo(r)
-		if !info.IsResource {
+		if !info.IsResource || !servedResources[groupVersion{info.APIGroup, info.APIVersion}][info.resourceName()] {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -79,6 +79,21 @@ func withRequestMetrics(m *requestMetrics, next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 	})
 }
+
+// servedResources are the resources and subresources ("pods/log") served
+// in each group version. Only requests for them are counted, as
+// kube-apiserver counts only the routes it installed: a path made up by a
+// client makes no series.
+var servedResources = func() map[groupVersion]map[string]bool {
+	out := map[groupVersion]map[string]bool{}
+	for _, gv := range append(slices.Clone(groupVersions), metricsV1beta1) {
+		out[gv] = map[string]bool{}
+		for _, res := range apiResourceList(gv).APIResources {
+			out[gv][res.Name] = true
+		}
+	}
+	return out
+}()
 
 // connectSubresources are reported with the verb CONNECT (kube's
 // validConnectRequests).

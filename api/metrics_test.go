@@ -59,7 +59,17 @@ func TestRequestMetrics(t *testing.T) {
 	ts.mustDo(t, "GET", "/apis/batch/v1/jobs", "")
 	ts.mustDo(t, "GET", "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1", "")
 	ts.mustDo(t, "GET", "/api/v1/namespaces/default/pods?dryRun=All", "")
+	for _, made := range []string{"/api/v1/made-up", "/apis/made.up/v9/things", "/api/v1/namespaces/default/pods/p/made-up", "/api/v2/pods"} {
+		ts.do(t, "GET", made, "")
+	}
 	families := scrape(t, ts)
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if strings.Contains(l.GetValue(), "made") || l.GetValue() == "v2" {
+				t.Errorf("a series for a path that serves nothing: %v", m.GetLabel())
+			}
+		}
+	}
 	tests := map[string]struct {
 		labels map[string]string
 		want   float64
