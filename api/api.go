@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
@@ -51,6 +52,13 @@ type Config struct {
 	// and the writes that are not long-running served at once (429
 	// beyond; see DefaultMaxInFlight); 0 = no limit.
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// Metrics is the registry the API adds its request metrics to and
+	// serves at MetricsPath (with whatever else the daemon registered);
+	// nil = a registry of the API's own.
+	Metrics *prometheus.Registry
+	// ResourceMetrics measures the pods and the node for
+	// metrics.k8s.io (kubectl top); nil = that group is not served.
+	ResourceMetrics ResourceMetrics
 }
 
 // server holds the handlers' shared state.
@@ -86,5 +94,20 @@ func New(cfg Config) http.Handler {
 		timeout = DefaultRequestTimeout
 	}
 	limited := withMaxInFlight(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight, r)
-	return withLogging(withRecovery(withRequestTimeout(timeout, limited)))
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	scrape, api := metricsHandler(reg), withRequestTimeout(timeout, limited)
+	// NOTE: a scrape takes no read seat and no request timeout of the
+	// API's: it is bounded by its own (metricsHandler), so scrapes never
+	// hold up the API nor the API scrapes.
+	routed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == MetricsPath {
+			scrape.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+	return withLogging(withRequestMetrics(newRequestMetrics(reg), withRecovery(routed)))
 }

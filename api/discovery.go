@@ -38,6 +38,7 @@ func (s *server) groupList(w http.ResponseWriter, r *http.Request) {
 			list.Groups = append(list.Groups, apiGroup(gv))
 		}
 	}
+	list.Groups = append(list.Groups, apiGroup(metricsV1beta1))
 	writeJSON(w, r, http.StatusOK, list)
 }
 
@@ -67,6 +68,9 @@ func (s *server) resourceList(gv groupVersion) http.HandlerFunc {
 func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "APIResourceList"},
 		GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}
+	if gv == metricsV1beta1 {
+		list.APIResources = metricsAPIResources()
+	}
 	for _, rs := range resources {
 		if rs.gv != gv {
 			continue

@@ -56,6 +56,10 @@ func (s *server) aggregatedDiscovery(w http.ResponseWriter, r *http.Request, cor
 		}
 		list.Items[i].Versions = append(list.Items[i].Versions, versionDiscovery(gv))
 	}
+	if !core {
+		list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: metricsV1beta1.group},
+			Versions: []apidiscoveryv2.APIVersionDiscovery{versionDiscovery(metricsV1beta1)}})
+	}
 	w.Header().Set("Vary", "Accept")
 	writeJSONAs(w, r, http.StatusOK, mediaAggregatedDiscovery, list)
 	return true

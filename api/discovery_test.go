@@ -36,9 +36,10 @@ func TestDiscovery(t *testing.T) {
 	}
 	var groups metav1.APIGroupList
 	mustJSON(t, ts.mustDo(t, "GET", "/apis", "").body, &groups)
-	if len(groups.Groups) != 3 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
+	if len(groups.Groups) != 4 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
 		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" ||
-		groups.Groups[2].PreferredVersion.GroupVersion != "discovery.k8s.io/v1" {
+		groups.Groups[2].PreferredVersion.GroupVersion != "discovery.k8s.io/v1" ||
+		groups.Groups[3].PreferredVersion.GroupVersion != "metrics.k8s.io/v1beta1" {
 		t.Errorf("/apis = %+v", groups)
 	}
 	tests := map[string]struct {
@@ -80,6 +81,10 @@ func TestDiscovery(t *testing.T) {
 			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "jobs/status", Namespaced: true, Kind: "Job", Verbs: metav1.Verbs{"get", "patch", "update"}},
+		}},
+		"metrics": {path: "/apis/metrics.k8s.io/v1beta1", want: []metav1.APIResource{
+			{Name: "nodes", Kind: "NodeMetrics", Verbs: metav1.Verbs{"get", "list"}},
+			{Name: "pods", Namespaced: true, Kind: "PodMetrics", Verbs: metav1.Verbs{"get", "list"}},
 		}},
 	}
 	for name, tc := range tests {

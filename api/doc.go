@@ -9,7 +9,9 @@
 //
 // # Request flow
 //
-//	HTTP ─ withLogging ─ withRecovery ─ mux (routes.go, the one route table)
+//	HTTP ─ withLogging ─ withRequestMetrics ─ withRecovery ─┬─ /metrics (metrics.go; no API seat)
+//	                                                        └─ withRequestTimeout ─ withMaxInFlight ─ mux
+//	                                                           (routes.go, the one route table)
 //	  │
 //	  ├─ discovery, /version, OpenAPI v2 and v3 (generated from k8s.io/api types)
 //	  ├─ generic resource handlers, one set for every kind, driven by a *resource
@@ -20,6 +22,8 @@
 //	  │     table.go   Table answers for kubectl get (each kind's columns and cells)
 //	  ├─ pod subresources: log (log.go), exec and attach (exec.go, through the
 //	  │     narrow Streams interface), ephemeralcontainers, eviction
+//	  ├─ metrics.k8s.io/v1beta1 PodMetrics and NodeMetrics (resourcemetrics.go,
+//	  │     through the narrow ResourceMetrics interface)
 //	  └─ POST /skiff/v1/images (images.go, through Images)
 //
 // # Resources

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,6 +27,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
+	"github.com/skiff-sh/skiff/daemon/stats"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/logs"
@@ -83,6 +86,23 @@ type Config struct {
 	// Status, if set, is told in a few words what skiffd is doing while it
 	// starts (systemd's STATUS= line).
 	Status func(string)
+	// Metrics is the registry /metrics serves: the API's, the Job
+	// controller's, the kubelet's, the store's, Go's and the process's
+	// metrics are registered in it; nil = a new one.
+	Metrics *prometheus.Registry
+	// StatsInterval is the time between two samples of the containers'
+	// usage, the window of kubectl top's CPU figures; 0 = stats.DefaultInterval.
+	StatsInterval time.Duration
+}
+
+// withProcessMetrics registers Go's and the process's collectors with reg
+// (a new registry when nil) and returns it.
+func withProcessMetrics(reg *prometheus.Registry) *prometheus.Registry {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
 }
 
 // status reports what skiffd is doing to cfg.Status, if set.
@@ -111,8 +131,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return err
 	}
+	reg := withProcessMetrics(cfg.Metrics)
 	cfg.status("opening the store")
-	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"))
+	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"), db.WithMetrics(reg))
 	if err != nil {
 		return fmt.Errorf("opening store: %w", err)
 	}
@@ -241,6 +262,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,
+		Metrics:                  podworker.NewMetrics(reg),
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,
@@ -249,8 +271,11 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 		// The API's own pod create strategy (api.Config's NodeName and
 		// NamespaceLifecycle below).
-		Pods: kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
+		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
+		Metrics: jobcontroller.NewMetrics(reg),
 	}).Run)
+	usage := stats.New(stats.Config{Source: rt, Interval: cfg.StatsInterval, Metrics: reg})
+	goRun("resource usage", usage.Run)
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
 	})
@@ -274,6 +299,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 
 		MaxRequestsInFlight:         cfg.MaxRequestsInFlight,
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
+		Metrics:                     reg,
+		ResourceMetrics:             usage,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -49,6 +50,8 @@ type Store struct {
 	advanced chan struct{}
 
 	space spaceState // whether the disk took the last write (space.go)
+
+	metrics *storeMetrics
 }
 
 // Option configures a Store at Open.
@@ -57,6 +60,7 @@ type Option func(*options)
 type options struct {
 	changeLogSize   uint64
 	watchQueueLimit int
+	metricsReg      prometheus.Registerer // nil = metrics kept unregistered
 }
 
 // WithChangeLogSize sets how many of the newest changes the persisted change
@@ -90,6 +94,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("opening %s: %w", path, mapWriteError(err))
 	}
 	s := &Store{db: bdb, opts: o, watchers: map[*Watcher]struct{}{}}
+	s.metrics = newStoreMetrics(o.metricsReg, s)
 	if err := s.initialize(); err != nil {
 		return nil, errors.Join(fmt.Errorf("initializing %s: %w", path, err), bdb.Close())
 	}
@@ -156,6 +161,7 @@ func (s *Store) Read(fn func(tx *Tx) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	defer s.metrics.observe("read", time.Now())
 	return mapBoltError(s.db.View(func(btx *bbolt.Tx) error {
 		return fn(newTx(btx))
 	}))
@@ -166,6 +172,7 @@ func (s *Store) Read(fn func(tx *Tx) error) error {
 // Objects passed to a failed Write may have been changed (uid, name,
 // resourceVersion) although nothing was stored.
 func (s *Store) Write(fn func(tx *Tx) error) error {
+	defer s.metrics.observe("write", time.Now())
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.closed.Load() {
@@ -186,7 +193,11 @@ func (s *Store) Write(fn func(tx *Tx) error) error {
 		if err := tx.saveMeta(s.opts.changeLogSize); err != nil {
 			return err
 		}
-		btx.OnCommit(func() { s.publish(tx.rv, tx.events) })
+		commitStart := time.Now()
+		btx.OnCommit(func() {
+			s.metrics.commits.Observe(time.Since(commitStart).Seconds())
+			s.publish(tx.rv, tx.events)
+		})
 		return nil
 	})
 	if errors.Is(err, errNothingWritten) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
+	"github.com/skiff-sh/skiff/daemon/stats"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
@@ -79,6 +80,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ContainerdAddress, "containerd-address", "/run/containerd/containerd.sock", "containerd socket; if none answers, skiffd starts its own containerd")
 	fs.StringVar(&cfg.ContainerdNamespace, "containerd-namespace", "skiff", "containerd namespace for skiff's images and containers")
 	fs.StringVar(&cfg.ContainerdState, "containerd-state", runtime.DefaultContainerdState, "state directory of the containerd at --containerd-address (its config's state), where leftover shim bundles are swept")
+	fs.DurationVar(&cfg.StatsInterval, "metric-resolution", stats.DefaultInterval, "time between two samples of the containers' and the node's usage: the window of kubectl top's CPU figures")
 	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Minute, "how often leftovers of pod instances (containers, snapshots, shims, network namespaces, logs) are looked for and removed")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:7070", "TCP address of the API (plain HTTP; keep it on loopback)")
 	fs.StringVar(&cfg.Socket, "socket", "/run/skiff/skiff.sock", "unix socket of the API (root only)")

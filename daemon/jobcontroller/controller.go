@@ -35,6 +35,9 @@ type Config struct {
 	// Pods is the pod create strategy the Job's pods go through, the API's
 	// own (defaults, validation, node binding, namespace admission).
 	Pods kube.PodStrategy
+	// Metrics are the controller's Prometheus metrics; nil = unregistered
+	// ones.
+	Metrics *Metrics
 }
 
 // Controller reconciles Jobs. Create it with New and start it with Run.
@@ -55,6 +58,9 @@ type workKey struct {
 
 // New returns a Job controller; zero Config fields take their defaults.
 func New(cfg Config) *Controller {
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = DefaultBackoffBase
 	}

@@ -29,6 +29,9 @@ type syncPlan struct {
 	release []*corev1.Pod // pods whose tracking finalizer comes off (counted, or given up)
 	backoff backoffRecord // the record once this plan is committed
 	requeue time.Duration // sync again after this long; 0: no timed sync needed
+	// finishing: a finishing condition was met, so the pods were not
+	// managed (the sync's action is "reconciling" in the metrics).
+	finishing bool
 }
 
 // decide is the Job controller's policy for one sync of a Job that is not
@@ -68,6 +71,7 @@ func decide(in syncInput) syncPlan {
 
 	active, terminating, ready := int32(len(pods.active)), pods.terminating, pods.ready
 	released := map[types.UID]bool{}
+	plan.finishing = finished != nil
 	if finished != nil {
 		// Remove the active pods of a finishing Job; they are counted below,
 		// as failures unless the Job succeeded.

@@ -32,14 +32,21 @@ type syncResult struct {
 	job       *batchv1.Job           // the Job as written (with plan)
 	before    []batchv1.JobCondition // its conditions before the sync, for events
 	refused   []error                // pod creations the create strategy refused
+	// completionMode is the Job's, as metrics label it ("" if no Job).
+	completionMode string
+	// beforeCounts is the Job's status before the sync, for the counters
+	// of finished pods and indexes.
+	beforeCounts batchv1.JobStatus
 }
 
 // syncJob reconciles one Job in one transaction: load it and its tracked
 // pods, decide, then create and delete pods, remove the tracking finalizers
 // of counted pods and write the status — all committed together, so a crash
 // can neither lose nor double-count a pod.
-func (c *Controller) syncJob(ctx context.Context, key jobKey) error {
+func (c *Controller) syncJob(ctx context.Context, key jobKey) (retErr error) {
+	start := c.clock.Now()
 	var res syncResult
+	defer func() { c.cfg.Metrics.observeSync(res, start, c.clock.Now(), retErr) }()
 	err := c.store.Write(func(tx *db.Tx) error {
 		res = syncResult{}
 		return c.syncInTx(tx, key, &res)
@@ -62,6 +69,10 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 	}
 	if job != nil {
 		res.uid = job.UID
+		res.completionMode = string(batchv1.NonIndexedCompletion)
+		if kube.IsIndexedJob(&job.Spec) {
+			res.completionMode = string(batchv1.IndexedCompletion)
+		}
 	}
 	res.checked = c.adopt.candidates(key)
 	tracked, rec := c.index.tracked(key, res.uid)
@@ -111,7 +122,7 @@ func (c *Controller) syncInTx(tx *db.Tx, key jobKey, res *syncResult) error {
 	if !changed && isNoop(job, plan) {
 		return errNoChange
 	}
-	res.job, res.before = job, job.Status.Conditions
+	res.job, res.before, res.beforeCounts = job, job.Status.Conditions, *job.Status.DeepCopy()
 	return c.apply(tx, job, plan, res)
 }
 
@@ -197,6 +208,7 @@ func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, 
 		c.index.setBackoff(res.uid, key, res.plan.backoff)
 		c.logPlan(ctx, key, res)
 		c.recordEvents(res)
+		c.cfg.Metrics.observeCommitted(res)
 	}
 	if res.plan.requeue > 0 {
 		c.loop.AddAfter(workKey{namespace: key.namespace, name: key.name}, res.plan.requeue)

@@ -17,6 +17,7 @@ func (c *Controller) onPodList(objs []db.Object) {
 	}
 	c.index.rebuildBackoff(pods)
 	for _, p := range pods {
+		c.cfg.Metrics.observePod(p, false)
 		c.observePod(p)
 	}
 }
@@ -26,6 +27,7 @@ func (c *Controller) onPodEvent(ev db.Event) {
 	if !ok {
 		return
 	}
+	c.cfg.Metrics.observePod(p, ev.Type == watch.Deleted)
 	if ev.Type == watch.Deleted {
 		c.adopt.forgetPod(p.Namespace, p.Name)
 		if k, ok := c.index.forget(p); ok {

@@ -96,11 +96,13 @@ func (r *containerRun) ensureImage(ctx context.Context) error {
 		}
 		return err
 	}
+	r.w.start.pulled(start, time.Now())
 	took := time.Since(start).Truncate(time.Millisecond)
 	var size int64
 	if info, err := rt.ImageInfo(ctx, image); err == nil {
 		size = info.Size
 	}
+	r.w.m.cfg.Metrics.observePull(took, size)
 	r.event(corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.",
 		image, took, took, size)
 	return nil

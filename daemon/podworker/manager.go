@@ -74,6 +74,8 @@ type Config struct {
 	// Recorder records the kubelet's Events, SchedulerRecorder the
 	// scheduler's (Scheduled, FailedScheduling); nil = none.
 	Recorder, SchedulerRecorder Recorder
+	// Metrics are the kubelet's metrics kept here; nil = unregistered ones.
+	Metrics *Metrics
 }
 
 // Manager runs one worker per Pod of this node.
@@ -106,6 +108,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
 	}
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = time.Minute

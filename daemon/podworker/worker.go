@@ -44,6 +44,7 @@ type worker struct {
 	specs     specUpdates                    // changed container definitions (update.go)
 	ephemeral ephemeralRuns                  // ephemeral containers (ephemeral.go)
 	refresh   *volumeRefresh                 // keeps configMap/secret volumes current (volumes_sources.go)
+	start     startTracker                   // toward the pod start SLI (metrics.go)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
@@ -444,7 +445,9 @@ func (w *worker) update(mutate func(pod *corev1.Pod)) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	return obj.(*corev1.Pod), nil
+	pod := obj.(*corev1.Pod)
+	w.m.cfg.Metrics.observeStatus(&w.start, pod, w.m.now())
+	return pod, nil
 }
 
 // settlePhase computes the pod's phase (and, once terminal, its final
