@@ -32,6 +32,8 @@ func TestDependencyDirection(t *testing.T) {
 		"api never sees containerd": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"job controller uses the store only": {pkg: "daemon/jobcontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"cronjob controller uses the store only": {pkg: "daemon/cronjobcontroller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"garbage collector uses the store only": {pkg: "daemon/garbagecollector", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"event recorder uses the store only": {pkg: "daemon/events", forbidden: []string{

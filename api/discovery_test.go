@@ -73,6 +73,9 @@ func TestDiscovery(t *testing.T) {
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"batch": {path: "/apis/batch/v1", want: []metav1.APIResource{
+			{Name: "cronjobs", SingularName: "cronjob", Namespaced: true, Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "cronjobs/status", Namespaced: true, Kind: "CronJob", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "jobs/status", Namespaced: true, Kind: "Job", Verbs: metav1.Verbs{"get", "patch", "update"}},

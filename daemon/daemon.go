@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/daemon/cronjobcontroller"
 	"github.com/skiff-sh/skiff/daemon/events"
 	"github.com/skiff-sh/skiff/daemon/garbagecollector"
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
@@ -259,6 +260,12 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		// The API's own pod create strategy (api.Config's NodeName and
 		// NamespaceLifecycle below).
 		Pods: kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
+	}).Run)
+	goRun("cronjob controller", cronjobcontroller.New(cronjobcontroller.Config{
+		Store:    store,
+		Recorder: broadcaster.NewRecorder(corev1.EventSource{Component: "cronjob-controller"}),
+		// The API's own Job create strategy (its NamespaceLifecycle below).
+		Jobs: kube.JobStrategy{NamespaceLifecycle: true},
 	}).Run)
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)

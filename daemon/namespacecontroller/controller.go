@@ -1,7 +1,7 @@
 // Package namespacecontroller does what kube-apiserver's system-namespaces
 // controller and kube-controller-manager's namespace controller do: it
 // creates the system namespaces, and empties a namespace marked for
-// deletion (its Jobs, Pods, Events, and Services with their endpoints)
+// deletion (its CronJobs, Jobs, Pods, Events, and Services with their endpoints)
 // before removing the "kubernetes" finalizer that lets it go. It talks
 // only to the store.
 package namespacecontroller
@@ -107,7 +107,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			terminating([]db.Object{ev.Object})
 		}
 	})
-	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Services} {
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Services} {
 		go follow(r, func([]db.Object) {}, func(ev db.Event) {
 			if ev.Type == watch.Deleted {
 				mark(ev.Object.GetNamespace())
@@ -189,13 +189,13 @@ func (c *Controller) finalize(ns string) bool {
 	return true
 }
 
-// deleteContent deletes the Jobs, Pods, Events, Services, Endpoints and
+// deleteContent deletes the CronJobs, Jobs, Pods, Events, Services, Endpoints and
 // EndpointSlices of ns, as the namespace controller's deletecollection
 // calls do: Pods gracefully (their containers are stopped first), the rest
 // at once. It returns how many objects remain.
 func deleteContent(tx *db.Tx, ns string) (int, error) {
 	left := 0
-	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices} {
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices} {
 		objs, err := tx.List(r, ns, nil)
 		if err != nil {
 			return 0, err

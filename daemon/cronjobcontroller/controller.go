@@ -1,0 +1,196 @@
+// Package cronjobcontroller is skiff's CronJob controller: it starts a
+// CronJob's Jobs at their scheduled times, as Kubernetes' cronjob
+// controller v2 does — Jobs named "<cronjob>-<minutes since the epoch>",
+// the concurrency policies, the starting deadline and missed start times,
+// time zones, status.active, lastScheduleTime and lastSuccessfulTime, and
+// the history limits. It talks only to the store.
+//
+// Each sync reads the CronJob and its Jobs and writes the Jobs it creates
+// or deletes and the CronJob's status in one store transaction, so a kill
+// at any point leaves either all of a sync or none of it; the Job's
+// deterministic name is the second guard against starting a time twice.
+// Schedules missed while skiffd was down are handled by the same rules on
+// start: the most recent one is started if within startingDeadlineSeconds.
+//
+// NOTE: it also deletes the Jobs of a CronJob that is gone (background
+// propagation) and empties a CronJob in foreground deletion before letting
+// it go, the garbage collector's role for these kinds (dependents.go).
+//
+// The loop (controller.go, sync.go) is kept apart from the policy
+// (reconcile.go, schedule.go), which is pure and tested without I/O.
+package cronjobcontroller
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
+)
+
+// Recorder records Events on objects; package events' *Recorder (with
+// source component "cronjob-controller") implements it.
+type Recorder interface {
+	Event(obj runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Event(runtime.Object, string, string, string, ...any) {}
+
+// Config configures the CronJob controller; zero fields take defaults.
+type Config struct {
+	Store *db.Store
+	// Clock is what schedules are read against and syncs are delayed on;
+	// nil = real time.
+	Clock    clock.WithTicker
+	Recorder Recorder // the CronJobs' Events; nil = none recorded
+	Workers  int      // concurrent syncs of different CronJobs, default 2
+	// Jobs is the Job create strategy the CronJobs' Jobs go through, the
+	// API's own (defaults, validation, namespace admission).
+	Jobs kube.JobStrategy
+}
+
+// key names a CronJob.
+type key struct{ namespace, name string }
+
+// Controller starts CronJobs' Jobs. Create it with New, start it with Run.
+type Controller struct {
+	cfg   Config
+	queue workqueue.TypedRateLimitingInterface[key]
+}
+
+// Retry back-off of a CronJob whose sync failed.
+const (
+	retryBase = 10 * time.Millisecond
+	retryMax  = time.Minute
+)
+
+// New returns a CronJob controller.
+func New(cfg Config) *Controller {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = nopRecorder{}
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	return &Controller{
+		cfg: cfg,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[key](retryBase, retryMax),
+			workqueue.TypedRateLimitingQueueConfig[key]{Name: "cronjob", Clock: cfg.Clock}),
+	}
+}
+
+// Run lists CronJobs and Jobs, then watches them and syncs CronJobs until
+// ctx ends. It returns once every goroutine it started has ended: nil when
+// ctx ended, or the error that stopped it (the store closed, a list failed).
+func (c *Controller) Run(ctx context.Context) error {
+	log := logrus.WithContext(ctx).WithField("controller", "cronjob")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	store := c.cfg.Store
+	cronJobWatch, err := store.ListWatch(ctx, db.CronJobs, c.onList)
+	if err != nil {
+		return err
+	}
+	jobWatch, err := store.ListWatch(ctx, db.Jobs, c.onList)
+	if err != nil {
+		cronJobWatch.Stop()
+		return err
+	}
+	log.Info("cronjob controller started")
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	consume := func(r db.Resource, w *db.Watcher) {
+		defer wg.Done()
+		if err := store.Consume(ctx, r, w, c.onList, c.onEvent); err != nil {
+			errs <- err
+			cancel()
+		}
+	}
+	wg.Add(2 + c.cfg.Workers)
+	go consume(db.CronJobs, cronJobWatch)
+	go consume(db.Jobs, jobWatch)
+	for range c.cfg.Workers {
+		go func() {
+			defer wg.Done()
+			c.work(ctx)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	log.Info("cronjob controller stopped")
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// work syncs CronJobs until the queue shuts down.
+func (c *Controller) work(ctx context.Context) {
+	for {
+		k, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		after, err := c.sync(ctx, k)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logrus.WithContext(ctx).WithError(err).WithField("cronjob", k.namespace+"/"+k.name).Error("cronjob sync failed; retrying")
+			c.queue.AddRateLimited(k)
+		case after != nil:
+			c.queue.Forget(k)
+			c.queue.AddAfter(k, *after)
+		default:
+			c.queue.Forget(k)
+		}
+		c.queue.Done(k)
+	}
+}
+
+// onList queues what a list holds, as if each object had been added.
+func (c *Controller) onList(objs []db.Object) {
+	for _, obj := range objs {
+		c.enqueueFor(obj)
+	}
+}
+
+// onEvent queues the CronJob a change concerns.
+func (c *Controller) onEvent(ev db.Event) { c.enqueueFor(ev.Object) }
+
+// enqueueFor queues a CronJob, or the CronJob that controls a Job.
+func (c *Controller) enqueueFor(obj db.Object) {
+	switch o := obj.(type) {
+	case *batchv1.CronJob:
+		c.queue.Add(key{o.Namespace, o.Name})
+	case *batchv1.Job:
+		if ref := cronJobController(o); ref != nil {
+			c.queue.Add(key{o.Namespace, ref.Name})
+		}
+	}
+}
+
+// cronJobController is the Job's controller reference if it is a CronJob.
+func cronJobController(job *batchv1.Job) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(job)
+	if ref == nil || ref.Kind != "CronJob" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
+		return nil
+	}
+	return ref
+}
