@@ -176,7 +176,9 @@ func TestCronJobAPI(t *testing.T) {
 				`CronJob.batch "bad" is invalid: spec.failedJobsHistoryLimit: Invalid value: -2: must be greater than or equal to 0`},
 			"bad policy": {func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = "Sometimes" },
 				`CronJob.batch "bad" is invalid: spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"`},
-			"template restartPolicy": {func(cj *batchv1.CronJob) { cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways },
+			"template restartPolicy": {func(cj *batchv1.CronJob) {
+				cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+			},
 				`CronJob.batch "bad" is invalid: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`},
 			"template completions": {func(cj *batchv1.CronJob) { cj.Spec.JobTemplate.Spec.Completions = ptr(int32(-1)) },
 				`CronJob.batch "bad" is invalid: spec.jobTemplate.spec.completions: Invalid value: -1: must be greater than or equal to 0`},
@@ -261,4 +263,161 @@ func TestCronJobAPI(t *testing.T) {
 			t.Errorf("jobs left: %v", jobNames(left))
 		}
 	})
+}
+
+// waitJobsOf waits until the CronJob's Jobs are exactly the names given.
+func waitJobsOf(t testing.TB, c kubernetes.Interface, cj *batchv1.CronJob, timeout time.Duration, want ...string) {
+	t.Helper()
+	var got []string
+	waitFor(t, timeout, fmt.Sprintf("cronjob %s's jobs %v (have %v)", cj.Name, want, &got), func() (bool, error) {
+		got = jobNames(cronJobsJobs(t, c, cj.UID))
+		return slices.Equal(got, want), nil
+	})
+}
+
+// nextMinute is the first whole minute after t.
+func nextMinute(t time.Time) time.Time { return t.Truncate(time.Minute).Add(time.Minute) }
+
+// TestCronJobSchedules runs `* * * * *` CronJobs on real minutes, all in
+// one skiffd so that one wait of two minute boundaries serves them all:
+// Allow (kubectl create cronjob; a Job within 75 s, its name, annotation,
+// owner, events and the CronJob's status), Forbid with a Job still
+// running, Replace, and a suspended CronJob resumed.
+func TestCronJobSchedules(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	c := s.client
+
+	s.kubectl(t, "create", "cronjob", "tick", "--image=busybox:1.35", "--schedule=* * * * *", "--", "date")
+	tick := getCronJob(t, c, "tick")
+	forbid := cronJob("forbid", "* * * * *", "sleep 600")
+	forbid.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent
+	forbid = createCronJob(t, c, forbid)
+	replace := cronJob("replace", "* * * * *", "sleep 600")
+	replace.Spec.ConcurrencyPolicy = batchv1.ReplaceConcurrent
+	replace = createCronJob(t, c, replace)
+	paused := cronJob("paused", "* * * * *", "true")
+	paused.Spec.Suspend = ptr(true)
+	paused = createCronJob(t, c, paused)
+	t.Cleanup(func() {
+		for _, name := range []string{"tick", "forbid", "replace", "paused"} {
+			_ = c.BatchV1().CronJobs("default").Delete(ctx, name, metav1.DeleteOptions{})
+		}
+	})
+	created := tick.CreationTimestamp.Time
+	if created.Second() > 55 {
+		// NOTE: the others were created a moment later, possibly in the
+		// next minute: start counting from theirs.
+		created = paused.CreationTimestamp.Time
+	}
+	b1 := nextMinute(created)
+	b2 := b1.Add(time.Minute)
+
+	// First boundary: one Job each, named for it, but none while suspended.
+	first := jobNameAt("tick", b1)
+	waitJobsOf(t, c, tick, 75*time.Second, first)
+	job := waitJob(t, c, "default", first, batchv1.JobComplete, 90*time.Second)
+	if got := job.Annotations[batchv1.CronJobScheduledTimestampAnnotation]; got != b1.UTC().Format(time.RFC3339) {
+		t.Errorf("scheduled timestamp %q, want %s", got, b1.UTC().Format(time.RFC3339))
+	}
+	if ref := metav1.GetControllerOf(job); ref == nil || ref.Kind != "CronJob" || ref.Name != "tick" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		t.Errorf("ownerReferences %+v", job.OwnerReferences)
+	}
+	if job.Spec.BackoffLimit == nil || *job.Spec.BackoffLimit != 6 || job.Spec.Selector == nil {
+		t.Errorf("the Job is not defaulted as a created Job: %+v", job.Spec)
+	}
+	waitEvent(t, c, "tick", "SuccessfulCreate: Created job "+first)
+	waitEvent(t, c, "tick", "SawCompletedJob: Saw completed job: "+first+", condition: Complete")
+	waitFor(t, 30*time.Second, "tick's status after its Job", func() (bool, error) {
+		st := getCronJob(t, c, "tick").Status
+		return len(st.Active) == 0 && st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(b1) &&
+			st.LastSuccessfulTime != nil && st.LastSuccessfulTime.Equal(job.Status.CompletionTime), nil
+	})
+	waitJobsOf(t, c, forbid, 30*time.Second, jobNameAt("forbid", b1))
+	waitJobsOf(t, c, replace, 30*time.Second, jobNameAt("replace", b1))
+	if st := getCronJob(t, c, "forbid").Status; len(st.Active) != 1 || st.Active[0].Name != jobNameAt("forbid", b1) {
+		t.Errorf("forbid's active %+v", st.Active)
+	}
+	out := s.kubectl(t, "get", "cronjob", "forbid", "--no-headers")
+	if f := strings.Fields(out); len(f) != 11 || f[8] != "1" || f[9] == "<none>" {
+		t.Errorf("kubectl get cronjob forbid: %q", out)
+	}
+
+	// Second boundary: Forbid starts nothing while its Job runs, Replace
+	// deletes its Job and starts the next.
+	waitJobsOf(t, c, replace, time.Until(b2)+30*time.Second, jobNameAt("replace", b2))
+	waitEvent(t, c, "replace", "SuccessfulDelete: Deleted job "+jobNameAt("replace", b1))
+	waitEvent(t, c, "replace", "SuccessfulCreate: Created job "+jobNameAt("replace", b2))
+	waitEvent(t, c, "forbid", "JobAlreadyActive: Not starting job because prior execution is running and concurrency policy is Forbid")
+	waitJobsOf(t, c, tick, 30*time.Second, first, jobNameAt("tick", b2))
+	if names := jobNames(cronJobsJobs(t, c, forbid.UID)); !slices.Equal(names, []string{jobNameAt("forbid", b1)}) {
+		t.Errorf("forbid's jobs %v", names)
+	}
+	if st := getCronJob(t, c, "replace").Status; len(st.Active) != 1 || st.Active[0].Name != jobNameAt("replace", b2) {
+		t.Errorf("replace's active %+v", st.Active)
+	}
+
+	// The suspended CronJob started nothing; resumed, it starts its most
+	// recent missed time at once (no startingDeadlineSeconds), only that one.
+	if names := jobNames(cronJobsJobs(t, c, paused.UID)); len(names) != 0 {
+		t.Errorf("a suspended CronJob started %v", names)
+	}
+	resumedAt := time.Now()
+	if _, err := c.BatchV1().CronJobs("default").Patch(ctx, "paused", types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	missed := resumedAt.Truncate(time.Minute)
+	waitFor(t, 20*time.Second, "the resumed CronJob's Job", func() (bool, error) {
+		names := jobNames(cronJobsJobs(t, c, paused.UID))
+		if len(names) > 1 {
+			return false, fmt.Errorf("a burst of Jobs: %v", names)
+		}
+		// NOTE: a minute may turn between the patch and the sync.
+		return len(names) == 1 && (names[0] == jobNameAt("paused", missed) || names[0] == jobNameAt("paused", missed.Add(time.Minute))), nil
+	})
+}
+
+// TestCronJobRestart stops skiffd (kill -9) across a due minute: on its
+// return the CronJob within its startingDeadlineSeconds starts that minute's
+// Job once; the one past its deadline starts none (kube looks for start
+// times only within the deadline, so it does not even count it missed).
+func TestCronJobRestart(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	c := s.client
+	ontime := cronJob("ontime", "* * * * *", "true")
+	ontime.Spec.StartingDeadlineSeconds = ptr(int64(300))
+	ontime = createCronJob(t, c, ontime)
+	late := cronJob("late", "* * * * *", "true")
+	late.Spec.StartingDeadlineSeconds = ptr(int64(5))
+	late = createCronJob(t, c, late)
+	t.Cleanup(func() {
+		for _, name := range []string{"ontime", "late"} {
+			_ = c.BatchV1().CronJobs("default").Delete(ctx, name, metav1.DeleteOptions{})
+		}
+	})
+	b1 := nextMinute(late.CreationTimestamp.Time)
+	first := jobNameAt("ontime", b1)
+	waitJobsOf(t, c, ontime, 75*time.Second, first)
+	waitJobsOf(t, c, late, 30*time.Second, jobNameAt("late", b1))
+	s.kill()
+
+	// Down across the next minute, and past late's 5 s deadline.
+	b2 := b1.Add(time.Minute)
+	time.Sleep(time.Until(b2.Add(8 * time.Second)))
+	s.start()
+	waitJobsOf(t, c, ontime, 30*time.Second, first, jobNameAt("ontime", b2))
+	if names := jobNames(cronJobsJobs(t, c, late.UID)); !slices.Equal(names, []string{jobNameAt("late", b1)}) {
+		t.Errorf("late's jobs %v", names)
+	}
+	if st := getCronJob(t, c, "ontime").Status; st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(b2) {
+		t.Errorf("ontime's lastScheduleTime %v, want %v", st.LastScheduleTime, b2)
+	}
+	if st := getCronJob(t, c, "late").Status; st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(b1) {
+		t.Errorf("late's lastScheduleTime %v, want %v", st.LastScheduleTime, b1)
+	}
 }
