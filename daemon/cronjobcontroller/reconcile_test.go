@@ -113,7 +113,9 @@ func TestReconcile(t *testing.T) {
 				cj.Status.LastScheduleTime = &metav1.Time{Time: at("10:05:00")}
 				cj.Status.Active = []corev1.ObjectReference{activeRef("a")}
 			},
-			jobs:    func(cj *batchv1.CronJob) []*batchv1.Job { return []*batchv1.Job{ownedJob(cj, "a", "10:05:00", batchv1.JobFailed)} },
+			jobs: func(cj *batchv1.CronJob) []*batchv1.Job {
+				return []*batchv1.Job{ownedJob(cj, "a", "10:05:00", batchv1.JobFailed)}
+			},
 			created: []string{"cj-" + minute("10:10")}, active: []string{"cj-" + minute("10:10")}, last: ptrTime(at("10:10:00")),
 			events: []string{"Normal SawCompletedJob Saw completed job: a, condition: Failed", "Normal SuccessfulCreate Created job cj-" + minute("10:10")},
 			after:  ptr.To(5*time.Minute + nextScheduleDelta)},

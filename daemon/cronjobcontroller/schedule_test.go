@@ -66,7 +66,7 @@ func TestMostRecentScheduleTime(t *testing.T) {
 		"clock set back before the last schedule": {schedule: "* * * * *", created: at("09:00:00"), last: ptrTime(at("10:00:00")),
 			now: at("09:30:00")},
 		"a macro": {schedule: "@hourly", created: at("09:10:00"), now: at("10:00:01"), want: ptrTime(at("10:00:00"))},
-		"every": {schedule: "@every 90s", created: at("10:00:00"), now: at("10:03:10"), want: ptrTime(at("10:03:00")), missed: fewMissed},
+		"every":   {schedule: "@every 90s", created: at("10:00:00"), now: at("10:03:10"), want: ptrTime(at("10:03:00")), missed: fewMissed},
 		"a time zone": {schedule: "0 9 * * *", timeZone: ptr.To("Asia/Kolkata"), created: at("00:00:00"), now: at("03:31:00"),
 			want: ptrTime(at("03:30:00"))},
 		"irregular": {schedule: "30 6-16/4 * * 1-5", created: at("00:00:00"), now: at("17:00:00"),
