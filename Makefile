@@ -118,9 +118,11 @@ run: deps build test-image
 	$(BIN)/skiffd --data-dir $(DATA_DIR) --import-image $(IMAGE_TAR) $(SKIFFD_FLAGS)
 
 # bench compares 100 Job pods through skiffd with the same containers run
-# directly through containerd (see BENCHMARKS.md).
+# directly through containerd, on the host's network and on the pod
+# network, and times the pod network's setup and teardown (see
+# BENCHMARKS.md).
 bench: deps test-image
-	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 30m ./daemon/
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 30m ./daemon/ ./network/
 
 clean:
 	rm -rf $(BIN) build

@@ -30,6 +30,8 @@ func TestDependencyDirection(t *testing.T) {
 		"kube is a leaf":            {pkg: "kube", forbidden: []string{module + "/"}},
 		"supervisor is a leaf":      {pkg: "runtime/supervisor", forbidden: []string{module + "/"}},
 		"api never sees containerd": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
+		"controller skeleton uses the store only": {pkg: "daemon/controller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"job controller uses the store only": {pkg: "daemon/jobcontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"cronjob controller uses the store only": {pkg: "daemon/cronjobcontroller", forbidden: []string{
@@ -52,8 +54,9 @@ func TestDependencyDirection(t *testing.T) {
 		"skiff CLI is a client only": {pkg: "cmd/skiff", forbidden: []string{
 			module + "/api", module + "/daemon", module + "/db", module + "/runtime", module + "/logs",
 			module + "/network", module + "/dnsserver", module + "/serviceproxy", "github.com/containerd/", "go.etcd.io/bbolt"}},
-		"build info is a leaf": {pkg: "internal/buildinfo", forbidden: []string{module + "/"}},
-		"sdnotify is a leaf":   {pkg: "internal/sdnotify", forbidden: []string{module + "/"}},
+		"build info is a leaf":         {pkg: "internal/buildinfo", forbidden: []string{module + "/"}},
+		"sdnotify is a leaf":           {pkg: "internal/sdnotify", forbidden: []string{module + "/"}},
+		"skiffd links no test helpers": {pkg: "cmd/skiffd", forbidden: []string{module + "/network/nettest", module + "/runtime/runtimetest"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

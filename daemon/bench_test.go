@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"sync"
 	"syscall"
@@ -33,34 +34,102 @@ const (
 )
 
 // BenchmarkJob100 runs 100 single-container pods running `true` through a
-// Job with parallelism 4, from creation to Complete, and the same 100
-// containers started directly through containerd's Go client with the same
-// parallelism (the floor), in the same run. It reports both and the ratio.
+// Job with parallelism 4, from creation to Complete, once with the pods on
+// the host's network and once on the pod network (each on a fresh skiffd),
+// and the same 100 containers started directly through containerd's Go
+// client with the same parallelism (the floor), in the same run. It reports
+// the three times, skiffd's ratio to the floor (host network, as the floor
+// is) and the pod network's ratio to the host network.
 func BenchmarkJob100(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		floor := rawContainers(b, benchPods, benchParallelism)
-		skiff := skiffJob(b, benchPods, benchParallelism)
+		hostNet, _ := skiffJob(b, benchPods, benchParallelism, true)
+		podNet, cni := skiffJob(b, benchPods, benchParallelism, false)
 		b.ReportMetric(floor.Seconds(), "containerd-s")
-		b.ReportMetric(skiff.Seconds(), "skiffd-s")
-		b.ReportMetric(skiff.Seconds()/floor.Seconds(), "ratio")
-		fmt.Printf("%d pods, parallelism %d: containerd directly %s, skiffd Job %s, ratio %.2f\n",
-			benchPods, benchParallelism, floor.Round(time.Millisecond), skiff.Round(time.Millisecond), skiff.Seconds()/floor.Seconds())
+		b.ReportMetric(hostNet.Seconds(), "skiffd-hostnet-s")
+		b.ReportMetric(podNet.Seconds(), "skiffd-podnet-s")
+		b.ReportMetric(hostNet.Seconds()/floor.Seconds(), "ratio")
+		b.ReportMetric(podNet.Seconds()/hostNet.Seconds(), "podnet-ratio")
+		b.ReportMetric(ms(cni.setup), "cni-setup-ms/pod")
+		b.ReportMetric(ms(cni.teardown), "cni-teardown-ms/pod")
+		fmt.Printf("%d pods, parallelism %d: containerd directly %s, skiffd Job %s on the host network (ratio %.2f), %s on the pod network (%.2f× the host network; %s)\n",
+			benchPods, benchParallelism, floor.Round(time.Millisecond), hostNet.Round(time.Millisecond), hostNet.Seconds()/floor.Seconds(),
+			podNet.Round(time.Millisecond), podNet.Seconds()/hostNet.Seconds(), cni)
 	}
 }
 
-func skiffJob(b *testing.B, completions, parallelism int32) time.Duration {
+// skiffJob runs the Job on a fresh skiffd and returns the time from its
+// POST to its Complete condition, and the time spent in the pod network.
+func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (time.Duration, cniShare) {
 	s := newSkiffd(b)
 	s.start()
 	defer s.stop()
 	job := shJob("bench", "true", completions, parallelism, 6, corev1.RestartPolicyNever)
 	job.Spec.Template.Spec.Containers[0].Command = []string{"true"}
+	job.Spec.Template.Spec.HostNetwork = hostNetwork
 	start := time.Now()
 	created, err := s.client.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	waitJob(b, s.client, "default", created.Name, batchv1.JobComplete, 10*time.Minute)
-	return time.Since(start)
+	took := time.Since(start)
+	return took, s.cniShare(b)
+}
+
+// cniShare is the mean time per pod skiffd spent inside the pod network's
+// Setup and Teardown (the CNI plugin chain, the namespace, the files).
+type cniShare struct {
+	pods            int
+	setup, teardown time.Duration
+}
+
+func (c cniShare) String() string {
+	return fmt.Sprintf("pod network setup %s, teardown %s a pod over %d pods",
+		c.setup.Round(100*time.Microsecond), c.teardown.Round(100*time.Microsecond), c.pods)
+}
+
+// cniLine is the debug line of package network after a Setup or Teardown.
+var cniLine = regexp.MustCompile(`msg="pod network (set up|torn down)".* took="?([^"\s]+)`)
+
+// cniShare reads skiffd's log (the harness runs it at debug level) for the
+// time spent in the pod network, once every pod set up is torn down too
+// (that comes after the pod's final status).
+func (s *skiffd) cniShare(b *testing.B) cniShare {
+	var c cniShare
+	waitFor(b, time.Minute, "every pod network torn down", func() (bool, error) {
+		var teardowns int
+		c, teardowns = s.readCNIShare(b)
+		return teardowns >= c.pods, nil
+	})
+	return c
+}
+
+func (s *skiffd) readCNIShare(b *testing.B) (c cniShare, teardowns int) {
+	data, err := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range cniLine.FindAllStringSubmatch(string(data), -1) {
+		d, err := time.ParseDuration(m[2])
+		if err != nil {
+			b.Fatalf("took=%s in skiffd's log: %v", m[2], err)
+		}
+		if m[1] == "set up" {
+			c.pods++
+			c.setup += d
+		} else {
+			teardowns++
+			c.teardown += d
+		}
+	}
+	if c.pods > 0 {
+		c.setup /= time.Duration(c.pods)
+	}
+	if teardowns > 0 {
+		c.teardown /= time.Duration(teardowns)
+	}
+	return c, teardowns
 }
 
 // rawContainers creates, starts, waits for and deletes n containers running
@@ -139,17 +208,23 @@ var latencyRounds = map[int]int{1: 12, 8: 3}
 // two figures for containers run straight through containerd (the floor):
 // create to task started, and FIFO written to the exit received.
 //
-// NOTE: the pods use hostNetwork, as the floor does, so that pod network
-// setup (CNI) is not part of the figures.
+// skiffd runs the pods twice, on the host's network (as the floor runs its
+// containers) and on the pod network, and reports the time spent inside
+// the pod network's Setup and Teardown for the latter.
 func BenchmarkPodLatency(b *testing.B) {
 	for _, parallelism := range []int{1, 8} {
 		b.Run(fmt.Sprintf("parallelism-%d", parallelism), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				rounds := latencyRounds[parallelism]
-				skiff := skiffLatency(b, parallelism, rounds)
+				hostNet, _ := skiffLatency(b, parallelism, rounds, true)
+				podNet, cni := skiffLatency(b, parallelism, rounds, false)
 				floor := rawLatency(b, parallelism, rounds)
-				report(b, parallelism, "skiffd", skiff)
+				report(b, parallelism, "skiffd-hostnet", hostNet)
+				report(b, parallelism, "skiffd-podnet", podNet)
 				report(b, parallelism, "containerd", floor)
+				b.ReportMetric(ms(cni.setup), "cni-setup-ms/pod")
+				b.ReportMetric(ms(cni.teardown), "cni-teardown-ms/pod")
+				fmt.Printf("skiffd-podnet, parallelism %d: %s\n", parallelism, cni)
 			}
 		})
 	}
@@ -197,7 +272,7 @@ type podTimes struct {
 }
 
 // skiffLatency runs rounds of parallelism pods against a fresh skiffd.
-func skiffLatency(b *testing.B, parallelism, rounds int) latencies {
+func skiffLatency(b *testing.B, parallelism, rounds int, hostNetwork bool) (latencies, cniShare) {
 	s := newSkiffd(b)
 	s.start()
 	defer s.stop()
@@ -249,7 +324,7 @@ func skiffLatency(b *testing.B, parallelism, rounds int) latencies {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				run, exit, err := skiffPod(ctx, s, gates, name, pt)
+				run, exit, err := skiffPod(ctx, s, gates, name, pt, hostNetwork)
 				if err != nil {
 					errs <- fmt.Errorf("pod %s: %w", name, err)
 					return
@@ -268,12 +343,12 @@ func skiffLatency(b *testing.B, parallelism, rounds int) latencies {
 			out.exited = append(out.exited, res[1])
 		}
 	}
-	return out
+	return out, s.cniShare(b)
 }
 
 // skiffPod creates one pod that waits on its FIFO, waits until the watch
 // saw it running, lets it exit and waits until the watch saw it terminated.
-func skiffPod(ctx context.Context, s *skiffd, gates, name string, pt *podTimes) (run, exit time.Duration, err error) {
+func skiffPod(ctx context.Context, s *skiffd, gates, name string, pt *podTimes, hostNetwork bool) (run, exit time.Duration, err error) {
 	fifo := filepath.Join(gates, name)
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		return 0, 0, err
@@ -282,7 +357,7 @@ func skiffPod(ctx context.Context, s *skiffd, gates, name string, pt *podTimes) 
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"bench": "latency"}},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
-			HostNetwork:                   true,
+			HostNetwork:                   hostNetwork,
 			TerminationGracePeriodSeconds: ptr(int64(1)),
 			Containers: []corev1.Container{{
 				Name: "main", Image: "busybox:1.35",

@@ -54,6 +54,7 @@ type Config struct {
 	ImageGCLow          int      // usage image GC frees down to
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
+	CNIBinDirs          []string // where the CNI plugins are; nil = network.DefaultPluginDirs
 	ServiceCIDR         string   // IPv4 range of ClusterIPs ("" = api.DefaultServiceCIDR)
 	ClusterDomain       string   // the cluster DNS domain ("" = cluster.local)
 	ResolvConf          string   // the host's resolver configuration pods and the cluster DNS use ("" = /etc/resolv.conf)
@@ -124,6 +125,12 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("creating the system namespaces: %w", err)
 	}
 
+	// NOTE: before containerd, so that a pod subnet refused ends skiffd at once.
+	podNet, err := startPodNetwork(cfg, node, services)
+	if err != nil {
+		return err
+	}
+
 	cfg.status("connecting to containerd")
 	address, containerdState, stopContainerd, err := connectContainerd(ctx, cfg)
 	if err != nil {
@@ -162,22 +169,6 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	})
 	if err != nil {
 		return err
-	}
-
-	podNet, err := network.New(network.Config{
-		DataDir:       filepath.Join(cfg.DataDir, "network"),
-		Subnet:        cfg.PodSubnet,
-		Bridge:        cfg.PodBridge,
-		HostIP:        node.hostIP,
-		ClusterDomain: services.domain,
-		ResolvConf:    cfg.ResolvConf,
-		ClusterDNS:    services.dnsIP,
-	})
-	if err != nil {
-		return fmt.Errorf("configuring the pod network: %w", err)
-	}
-	if err := podNet.Status(); err != nil {
-		logrus.WithError(err).Warn("pods without hostNetwork will wait in ContainerCreating until the pod network works")
 	}
 
 	maxContainers := cfg.MaxContainers
@@ -225,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err := startServices(store, services, cfg.ResolvConf, goRun); err != nil {
 		return err
 	}
-	goRun("namespace controller", namespacecontroller.New(store, 0).Run)
+	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
@@ -270,7 +261,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
 	})
-	goRun("garbage collector", garbagecollector.New(store).Run)
+	goRun("garbage collector", garbagecollector.New(garbagecollector.Config{Store: store}).Run)
 
 	handler := api.New(api.Config{
 		Store:    store,
@@ -310,6 +301,35 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		s.shutdown(shutdownCtx)
 	}
 	return nil
+}
+
+// startPodNetwork configures the pod network and checks that it works. A
+// pod subnet that overlaps a route of the host is refused: pods would
+// shadow part of the node's network. Any other fault is logged in one line
+// and shown on the pods, which wait for it to be fixed (never falling back
+// to the host's network).
+func startPodNetwork(cfg Config, node node, services serviceNetwork) (*network.Network, error) {
+	podNet, err := network.New(network.Config{
+		DataDir:       filepath.Join(cfg.DataDir, "network"),
+		PluginDirs:    cfg.CNIBinDirs,
+		Subnet:        cfg.PodSubnet,
+		Bridge:        cfg.PodBridge,
+		HostIP:        node.hostIP,
+		ClusterDomain: services.domain,
+		ResolvConf:    cfg.ResolvConf,
+		ClusterDNS:    services.dnsIP,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configuring the pod network: %w", err)
+	}
+	err = podNet.Prepare()
+	switch {
+	case errors.Is(err, network.ErrSubnetOverlap):
+		return nil, fmt.Errorf("%w: choose a --pod-subnet that no route of this host covers", err)
+	case err != nil:
+		logrus.Errorf("%v: pods without hostNetwork wait in ContainerCreating, retried, until this is fixed", err)
+	}
+	return podNet, nil
 }
 
 type server struct {

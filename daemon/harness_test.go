@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/skiff-sh/skiff/network"
+	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 	"github.com/skiff-sh/skiff/serviceproxy"
 )
@@ -71,6 +73,7 @@ type skiffd struct {
 	extra   []string
 	bridge  string
 	subnet  string
+	gateway string // the bridge's address
 	// serviceCIDR is the skiffd's own ClusterIP range: the Service rules
 	// of every skiffd on the host see all traffic.
 	serviceCIDR string
@@ -99,16 +102,16 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	// Every skiffd has its own pod address range and bridge, apart from
+	// every other test process on the machine; both go after the test.
+	podNet := nettest.Reserve(t)
 	n := skiffdCount.Add(1)
 	s := &skiffd{
 		cd: containerd, bin: skiffdBin,
 		t: t, dataDir: t.TempDir(), socket: filepath.Join(sockDir, "skiff.sock"), addr: freeAddr(t), extra: extra,
-		// Every skiffd has its own pod address range and bridge: each keeps
-		// its own IP allocations.
-		bridge: fmt.Sprintf("skd%d-%d", os.Getpid()%100000, n),
+		bridge: podNet.Bridge, subnet: podNet.Subnet, gateway: podNet.Gateway(),
 		// NOTE: the pid keeps the test binaries that run at once (go test -p)
 		// off each other's ranges.
-		subnet:      fmt.Sprintf("10.%d.%d.0/24", 200+(os.Getpid()/256+int(n))%32, (os.Getpid()+int(n)*7)%256),
 		serviceCIDR: fmt.Sprintf("10.%d.%d.0/24", 232+(os.Getpid()/256+int(n))%16, (os.Getpid()+int(n)*7)%256),
 	}
 	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
@@ -117,11 +120,13 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 	return s
 }
 
+// skiffdCount numbers the skiffds of this test process.
 var skiffdCount atomic.Int32
 
 // cleanup deletes what the test left running through skiffd (so that pod
-// networks are torn down properly), stops skiffd, and removes what a killed
-// skiffd could not: netns mounts and the bridge.
+// networks are torn down properly), stops skiffd, and removes the pod
+// networks a stopped or killed skiffd left (the bridge and its iptables
+// rules go with the reserved network, after this).
 func (s *skiffd) cleanup() {
 	if s.running() {
 		s.deleteEverything()
@@ -136,13 +141,37 @@ func (s *skiffd) cleanup() {
 			_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
 		}
 	}
+	if s.cmd != nil {
+		s.removePodNetworks()
+	}
+	// What even that could not remove: the namespaces' mounts.
 	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
 	for _, m := range mounts {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
 	}
-	_ = exec.Command("ip", "link", "del", s.bridge).Run()
 	if err := serviceproxy.Remove(context.Background(), s.bridge); err != nil {
 		s.t.Logf("removing the service rules: %v", err)
+	}
+}
+
+// removePodNetworks tears down, with skiffd's own package on its data dir,
+// the pod networks left by pods that were still there when skiffd stopped
+// (their veths, addresses, hostPort rules and namespaces), as a restarted
+// skiffd would once the pods are gone.
+func (s *skiffd) removePodNetworks() {
+	n, err := network.New(network.Config{DataDir: filepath.Join(s.dataDir, "network"), Subnet: s.subnet, Bridge: s.bridge})
+	if err != nil {
+		s.t.Errorf("opening the pod network to clean up: %v", err)
+		return
+	}
+	uids, err := n.List()
+	if err != nil {
+		s.t.Errorf("listing the pod networks left: %v", err)
+	}
+	for _, uid := range uids {
+		if err := n.Teardown(context.Background(), uid); err != nil {
+			s.t.Errorf("removing the network of pod %s: %v", uid, err)
+		}
 	}
 }
 

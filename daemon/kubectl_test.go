@@ -3,6 +3,7 @@
 package daemon_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +25,12 @@ spec:
       containers:
       - name: main
         image: busybox:1.35
-        command: ["sh", "-c", "echo hello from kubectl"]
+        command: ["sh", "-c", "echo hello from $(hostname)"]
 `
 
-// TestKubectlSession drives skiffd with the real kubectl as a user would.
+// TestKubectlSession drives skiffd with the real kubectl as a user would,
+// with the README's first Job: each pod on its own address of the pod
+// network, named by its hostname.
 func TestKubectlSession(t *testing.T) {
 	t.Parallel()
 	kubectl, err := exec.LookPath("kubectl")
@@ -68,8 +71,20 @@ func TestKubectlSession(t *testing.T) {
 	if strings.Count(out, "Completed") != 2 || !strings.Contains(out, "greet-") {
 		t.Errorf("get pods:\n%s", out)
 	}
-	if out := run("logs", "job/greet"); strings.TrimSpace(out) != "hello from kubectl" {
-		t.Errorf("logs job/greet said %q", out)
+	names := strings.Fields(run("get", "pods", "-o", "jsonpath={.items[*].metadata.name}"))
+	if out := strings.TrimSpace(run("logs", "job/greet")); len(names) != 2 || (out != "hello from "+names[0] && out != "hello from "+names[1]) {
+		t.Errorf("logs job/greet said %q; the pods are %q", out, names)
+	}
+	_, subnet, _ := net.ParseCIDR(s.subnet)
+	node := nodeIP(t, s)
+	ips := strings.Fields(run("get", "pods", "-o", "jsonpath={.items[*].status.podIP}"))
+	if len(ips) != 2 || ips[0] == ips[1] {
+		t.Errorf("pod IPs %q, want two different ones", ips)
+	}
+	for _, ip := range ips {
+		if parsed := net.ParseIP(ip); parsed == nil || !subnet.Contains(parsed) || ip == node {
+			t.Errorf("pod IP %s is not of the pod network %s (the node is %s)", ip, s.subnet, node)
+		}
 	}
 	if out := run("delete", "job", "greet"); !strings.Contains(out, `job.batch "greet" deleted`) {
 		t.Errorf("delete said %q", out)

@@ -3,13 +3,13 @@ package daemon
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"os"
 	goruntime "runtime"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/internal/buildinfo"
@@ -43,17 +43,13 @@ func describeNode(name string) (node, error) {
 	}, nil
 }
 
-// hostIP is the first global unicast IPv4 address of the machine, as the
-// kubelet picks the node's InternalIP; loopback when there is none.
+// hostIP is the node's InternalIP: the address of the interface that
+// carries the default route, as the kubelet picks it when it has no
+// --node-ip (ChooseHostInterface), so that the pod network's bridges never
+// stand in for the node; loopback when there is none.
 func hostIP() string {
-	addrs, err := net.InterfaceAddrs()
-	if err == nil {
-		for _, a := range addrs {
-			ipnet, ok := a.(*net.IPNet)
-			if ok && ipnet.IP.To4() != nil && ipnet.IP.IsGlobalUnicast() {
-				return ipnet.IP.String()
-			}
-		}
+	if ip, err := utilnet.ChooseHostInterface(); err == nil {
+		return ip.String()
 	}
 	return "127.0.0.1"
 }

@@ -1,8 +1,10 @@
 // Package network gives each pod its own network namespace, joined to a
 // bridge on this node through CNI (the containernetworking plugins bridge,
-// host-local, portmap, firewall and loopback, driven by containerd's go-cni
-// library, as containerd's CRI plugin does), and writes the pod's
-// /etc/hosts and /etc/resolv.conf the way the kubelet manages them.
+// host-local and portmap, driven by containerd's go-cni library, as
+// containerd's CRI plugin does; lo is brought up in-process), plus a few
+// iptables chains per bridge (hostRules: masquerade, forwarding, no
+// loopback from pods), and writes the pod's /etc/hosts and
+// /etc/resolv.conf the way the kubelet manages them.
 //
 // Layout under Config.DataDir:
 //
@@ -23,18 +25,36 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	gocni "github.com/containerd/go-cni"
 	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/coreos/go-iptables/iptables"
 )
 
 // Error classes (errors.Is).
 var (
 	// ErrUnavailable: pod networking cannot work on this machine as
-	// configured (a CNI plugin is missing, the subnet clashes with a host
-	// route). The daemon still runs; pods that need a network wait.
+	// configured (a CNI plugin or iptables is missing, the subnet clashes
+	// with a host route, the bridge's name is taken by another kind of
+	// interface). The daemon still runs; pods that need a network wait.
 	ErrUnavailable = errors.New("pod network unavailable")
+	// ErrSubnetOverlap: the subnet overlaps a route of the host other than
+	// the bridge's own. An error that is ErrSubnetOverlap is also
+	// ErrUnavailable.
+	ErrSubnetOverlap = errors.New("pod subnet overlaps a host route")
 )
+
+// overlapError is ErrSubnetOverlap with the subnet and the route.
+type overlapError struct{ subnet, route string }
+
+func (e overlapError) Error() string {
+	return fmt.Sprintf("pod subnet %s overlaps the host route %s", e.subnet, e.route)
+}
+
+func (e overlapError) Is(target error) bool {
+	return target == ErrSubnetOverlap || target == ErrUnavailable
+}
 
 // Defaults of Config.
 const (
@@ -53,7 +73,7 @@ var DefaultPluginDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
 const networkName = "skiff"
 
 // plugins are the CNI plugin binaries the network needs.
-var plugins = []string{"bridge", "host-local", "portmap", "firewall", "loopback"}
+var plugins = []string{"bridge", "host-local", "portmap"}
 
 // Config configures the pod network.
 type Config struct {
@@ -92,7 +112,12 @@ type Network struct {
 	cfg      Config
 	subnet   *net.IPNet
 	conflist string
-	cni      gocni.CNI
+	// cni attaches pods without hostPorts, cniHostPorts those with (its
+	// chain adds portmap); both are the same network, "skiff".
+	cni, cniHostPorts gocni.CNI
+
+	mu       sync.Mutex
+	prepared bool // the host rules are in place
 }
 
 // New writes the CNI configuration and returns the Network. It fails only
@@ -119,27 +144,44 @@ func New(cfg Config) (*Network, error) {
 			return nil, fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
-	conf, err := conflist(cfg.Bridge, subnet.String(), n.ipamDir())
+	conf, err := conflist(cfg.Bridge, subnet.String(), n.ipamDir(), false)
 	if err != nil {
 		return nil, err
 	}
 	if err := writeFileIfChanged(n.conflist, conf, 0o600); err != nil {
 		return nil, fmt.Errorf("writing CNI config: %w", err)
 	}
-	n.cni, err = gocni.New(
+	if n.cni, err = newCNI(cfg, gocni.WithConfListFile(n.conflist)); err != nil {
+		return nil, err
+	}
+	// NOTE: the hostPort variant is not written out: the file above is the
+	// network as an operator looks at it, this one only adds portmap.
+	withPorts, err := conflist(cfg.Bridge, subnet.String(), n.ipamDir(), true)
+	if err != nil {
+		return nil, err
+	}
+	if n.cniHostPorts, err = newCNI(cfg, gocni.WithConfListBytes(withPorts)); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// newCNI is a go-cni instance with the pod network of conf (eth0); Setup
+// brings lo up itself (loopbackUp).
+func newCNI(cfg Config, conf gocni.Opt) (gocni.CNI, error) {
+	c, err := gocni.New(
 		gocni.WithPluginDir(cfg.PluginDirs),
 		gocni.WithPluginConfDir(cfg.ConfDir),
-		gocni.WithMinNetworkCount(2),
+		gocni.WithMinNetworkCount(1),
 		gocni.WithInterfacePrefix("eth"),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("initializing CNI: %w", err)
 	}
-	// NOTE: the pod network first, so that it gets eth0; loopback brings lo up.
-	if err := n.cni.Load(gocni.WithConfListFile(n.conflist), gocni.WithLoNetwork); err != nil {
+	if err := c.Load(conf); err != nil {
 		return nil, fmt.Errorf("loading CNI config: %w", err)
 	}
-	return n, nil
+	return c, nil
 }
 
 func withDefaults(cfg Config) Config {
@@ -177,8 +219,9 @@ func validBridgeName(name string) error {
 }
 
 // Status reports whether pods can get a network now: every CNI plugin is
-// installed and the subnet does not clash with a host route. It wraps
-// ErrUnavailable with the reason; Setup checks it first.
+// installed, the subnet does not clash with a host route (ErrSubnetOverlap)
+// and the bridge's name is free or a bridge's. It wraps ErrUnavailable
+// with the reason.
 func (n *Network) Status() error {
 	if err := n.pluginsInstalled(); err != nil {
 		return err
@@ -188,9 +231,54 @@ func (n *Network) Status() error {
 		return fmt.Errorf("%w: reading host routes: %v", ErrUnavailable, err)
 	}
 	if r, ok := clashingRoute(string(routes), n.subnet, n.cfg.Bridge); ok {
-		return fmt.Errorf("%w: pod subnet %s overlaps the host route %s", ErrUnavailable, n.subnet, r)
+		return overlapError{subnet: n.subnet.String(), route: r}
+	}
+	if err := notABridge(n.cfg.Bridge); err != nil {
+		return err
 	}
 	return n.cni.Status()
+}
+
+// Prepare checks Status and installs the node's iptables rules of the
+// network (hostRules), once per process: skiffd calls it at start, Setup
+// until it has succeeded.
+func (n *Network) Prepare() error {
+	if err := n.Status(); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.prepared {
+		return nil
+	}
+	ipt, err := iptables.New()
+	if err != nil {
+		return fmt.Errorf("%w: %v (install iptables)", ErrUnavailable, err)
+	}
+	if err := (hostRules{bridge: n.cfg.Bridge, subnet: n.subnet.String()}).ensure(ipt); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	n.prepared = true
+	return nil
+}
+
+// notABridge reports a network interface named name that is not a bridge:
+// the bridge plugin would refuse every pod.
+//
+// NOTE: the device type in uevent, not the bridge/ directory of sysfs: that
+// one appears a moment after the device, while the bridge plugin of a
+// concurrent Setup is creating it.
+func notABridge(name string) error {
+	uevent, err := os.ReadFile(filepath.Join("/sys/class/net", name, "uevent"))
+	if err != nil {
+		return nil // none (yet): the bridge plugin creates it
+	}
+	for _, line := range strings.Split(string(uevent), "\n") {
+		if line == "DEVTYPE=bridge" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the interface %s exists and is not a bridge (use another bridge name)", ErrUnavailable, name)
 }
 
 func (n *Network) pluginsInstalled() error {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skiff-sh/skiff/network"
+	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
@@ -38,41 +38,36 @@ func unique(prefix string) string {
 	return fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), counter.Add(1))
 }
 
-// newNetwork makes a Network with a bridge and a /24 of its own, so that
-// tests and test processes running at once do not share addresses; the
-// bridge goes when the test ends.
-func newNetwork(t *testing.T, dataDir string) (*network.Network, network.Config) {
+// newNetwork makes a Network with a bridge and a /24 of its own (see
+// nettest), so that tests and test processes running at once do not share
+// addresses; the bridge and its rules go when the test ends.
+func newNetwork(t testing.TB, dataDir string) (*network.Network, network.Config) {
 	t.Helper()
-	n := counter.Add(1)
+	reserved := nettest.Reserve(t)
 	cfg := network.Config{
 		DataDir: dataDir,
-		Bridge:  fmt.Sprintf("skt%d-%d", os.Getpid()%100000, n),
-		Subnet:  fmt.Sprintf("10.%d.%d.0/24", 240+n%16, os.Getpid()%256),
+		Bridge:  reserved.Bridge,
+		Subnet:  reserved.Subnet,
 		HostIP:  hostIP(t),
 	}
 	return openNetwork(t, cfg), cfg
 }
 
 // openNetwork is a Network on cfg, as a (re)started skiffd makes it.
-func openNetwork(t *testing.T, cfg network.Config) *network.Network {
+func openNetwork(t testing.TB, cfg network.Config) *network.Network {
 	t.Helper()
 	n, err := network.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Status(); err != nil {
+	if err := n.Prepare(); err != nil {
 		t.Fatalf("pod network unusable here: %v", err)
 	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "link", "del", cfg.Bridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
-			t.Errorf("deleting bridge %s: %v: %s", cfg.Bridge, err, out)
-		}
-	})
 	return n
 }
 
 // hostIP is this machine's first global IPv4 address.
-func hostIP(t *testing.T) string {
+func hostIP(t testing.TB) string {
 	t.Helper()
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -221,7 +216,12 @@ func TestPodsReachEachOtherAndTheHostReachesThem(t *testing.T) {
 func TestHostPort(t *testing.T) {
 	rt := newRuntime(t)
 	n, cfg := newNetwork(t, t.TempDir())
-	hostPort := int32(20000 + os.Getpid()%10000)
+	ln, err := net.Listen("tcp", ":0") // a port no one uses now
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPort := int32(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
 	pod, sb := setup(t, n, "web", network.PortMapping{HostPort: hostPort, ContainerPort: 8080, Protocol: "tcp"})
 	serve(t, rt, pod, sb, "hello-via-hostport")
 	for _, host := range []string{cfg.HostIP, "127.0.0.1"} {

@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -136,5 +137,24 @@ func TestInvalidUIDs(t *testing.T) {
 		if err := n.Teardown(context.Background(), uid); err == nil {
 			t.Errorf("Teardown(%q) succeeded", uid)
 		}
+	}
+}
+
+func TestOverlapErrorClasses(t *testing.T) {
+	err := fmt.Errorf("starting: %w", overlapError{subnet: "192.0.2.0/25", route: "192.0.2.0/24 dev eth0"})
+	if !errors.Is(err, ErrSubnetOverlap) || !errors.Is(err, ErrUnavailable) {
+		t.Errorf("%v is not both ErrSubnetOverlap and ErrUnavailable", err)
+	}
+	if want := "starting: pod subnet 192.0.2.0/25 overlaps the host route 192.0.2.0/24 dev eth0"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+}
+
+func TestBridgeNameTakenByAnotherInterface(t *testing.T) {
+	if err := notABridge("lo"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("notABridge(lo) = %v, want ErrUnavailable", err)
+	}
+	if err := notABridge("skiffnone0"); err != nil {
+		t.Errorf("notABridge of a name no interface has = %v", err)
 	}
 }

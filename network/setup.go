@@ -21,7 +21,7 @@ import (
 // A pod keeps one sandbox for its whole life: if Setup completed before
 // (skiffd restarted since), it returns that sandbox unchanged. Leftovers
 // of an interrupted Setup are torn down and the sandbox made afresh. On
-// error nothing is left behind; errors from Status wrap ErrUnavailable.
+// error nothing is left behind; errors from Prepare wrap ErrUnavailable.
 func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) {
 	if err := validUID(pod.UID); err != nil {
 		return Sandbox{}, err
@@ -32,7 +32,8 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 	if pod.HostNetwork {
 		return n.setupHostNetwork(pod)
 	}
-	if err := n.Status(); err != nil {
+	start := time.Now()
+	if err := n.Prepare(); err != nil {
 		return Sandbox{}, err
 	}
 	if n.hasLeftovers(pod.UID) {
@@ -52,8 +53,11 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 			n.undo(pod.UID)
 		}
 	}()
+	if err := loopbackUp(ns); err != nil {
+		return Sandbox{}, err
+	}
 	st := state{NetNSPath: ns.GetPath(), Ports: pod.Ports}
-	res, err := n.cni.Setup(ctx, pod.UID, st.NetNSPath, n.namespaceOpts(pod.Namespace, pod.Name, pod.UID, pod.Ports)...)
+	res, err := n.cniFor(len(pod.Ports) > 0).Setup(ctx, pod.UID, st.NetNSPath, n.namespaceOpts(pod.Namespace, pod.Name, pod.UID, pod.Ports)...)
 	if err != nil {
 		return Sandbox{}, fmt.Errorf("setting up pod network: %w", err)
 	}
@@ -66,7 +70,7 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 	if err := n.writeState(pod.UID, st); err != nil {
 		return Sandbox{}, err
 	}
-	logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "ip": st.IP}).Debug("pod network set up")
+	logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "ip": st.IP, "took": time.Since(start)}).Debug("pod network set up")
 	return n.sandbox(pod.UID, st), nil
 }
 
@@ -103,6 +107,14 @@ func (n *Network) hasLeftovers(uid string) bool {
 		}
 	}
 	return false
+}
+
+// cniFor is the plugin chain for a pod with or without hostPorts.
+func (n *Network) cniFor(hostPorts bool) gocni.CNI {
+	if hostPorts {
+		return n.cniHostPorts
+	}
+	return n.cni
 }
 
 // namespaceOpts are the CNI arguments of a pod, as the CRI plugin passes them.

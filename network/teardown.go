@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/containerd/containerd/pkg/netns"
 	"github.com/sirupsen/logrus"
@@ -20,7 +21,11 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 	if err := validUID(uid); err != nil {
 		return err
 	}
-	st, _, err := n.readState(uid)
+	if !n.hasLeftovers(uid) {
+		return nil
+	}
+	start := time.Now()
+	st, known, err := n.readState(uid)
 	if err != nil {
 		// A damaged state file must not keep the pod's network forever.
 		logrus.WithError(err).WithField("uid", uid).Warn("ignoring the sandbox state")
@@ -30,7 +35,8 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 		return err
 	}
 	if !st.HostNetwork && (len(paths) > 0 || st.NetNSPath != "") {
-		if err := n.detach(ctx, uid, paths, st.Ports); err != nil {
+		// Without a state (an interrupted Setup), portmap may have run.
+		if err := n.detach(ctx, uid, paths, st.Ports, !known || len(st.Ports) > 0); err != nil {
 			return err
 		}
 	}
@@ -44,13 +50,14 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 			return fmt.Errorf("removing pod network files: %w", err)
 		}
 	}
+	logrus.WithFields(logrus.Fields{"uid": uid, "took": time.Since(start)}).Debug("pod network torn down")
 	return nil
 }
 
 // detach runs CNI DEL for the pod, inside its namespace if that still
 // exists, else without one (the plugins then free what lives outside it:
 // the IP, the iptables rules).
-func (n *Network) detach(ctx context.Context, uid string, paths []string, ports []PortMapping) error {
+func (n *Network) detach(ctx context.Context, uid string, paths []string, ports []PortMapping, hostPorts bool) error {
 	if err := n.pluginsInstalled(); err != nil {
 		return fmt.Errorf("tearing down pod network: %w", err)
 	}
@@ -62,7 +69,7 @@ func (n *Network) detach(ctx context.Context, uid string, paths []string, ports 
 		}
 	}
 	// The plugins key what they remove on the container ID (the pod UID).
-	if err := n.cni.Remove(ctx, uid, path, n.namespaceOpts("", "", uid, ports)...); err != nil {
+	if err := n.cniFor(hostPorts).Remove(ctx, uid, path, n.namespaceOpts("", "", uid, ports)...); err != nil {
 		return fmt.Errorf("tearing down pod network: %w", err)
 	}
 	return nil

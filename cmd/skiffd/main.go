@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -90,6 +91,10 @@ func run(args []string) error {
 	fs.IntVar(&cfg.ImageGCLow, "image-gc-low-threshold", 80, "image disk usage percent image garbage collection frees down to")
 	fs.StringVar(&cfg.PodSubnet, "pod-subnet", network.DefaultSubnet, "IPv4 range of the pods' network (must not overlap the host's routes)")
 	fs.StringVar(&cfg.PodBridge, "pod-bridge", network.DefaultBridge, "host bridge the pods are attached to")
+	fs.Func("cni-bin-dir", "comma-separated directories holding the CNI plugins (default "+strings.Join(network.DefaultPluginDirs, ",")+")", func(v string) error {
+		cfg.CNIBinDirs = strings.Split(v, ",")
+		return nil
+	})
 	fs.StringVar(&cfg.ServiceCIDR, "service-cidr", api.DefaultServiceCIDR, "IPv4 range of Services' ClusterIPs (must overlap neither the pod subnet nor the host's routes)")
 	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
 	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")

@@ -2,21 +2,20 @@
 // cluster: a DNS server on the pod network's gateway address that answers
 // the cluster domain from the Services and EndpointSlices in the store
 // (zone.go) and forwards other names to the host's resolvers. It reads the
-// store only.
+// store only, following it on package controller's skeleton.
 package clusterdns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"sync"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/dnsserver"
 )
@@ -39,6 +38,7 @@ type DNS struct {
 	server *dnsserver.Server
 	pc     net.PacketConn
 	ln     net.Listener
+	loop   *controller.Loop[struct{}] // follows the store; no keys
 }
 
 // New binds the DNS server's sockets, so that a taken address fails the
@@ -53,79 +53,65 @@ func New(cfg Config) (*DNS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster dns: %w", err)
 	}
-	return &DNS{cfg: cfg, zone: zone, server: server, pc: pc, ln: ln}, nil
+	d := &DNS{cfg: cfg, zone: zone, server: server, pc: pc, ln: ln}
+	d.loop = controller.New(controller.Config[struct{}]{
+		Name:  "cluster dns",
+		Store: cfg.Store,
+		Watches: []controller.Watch{
+			{Resource: db.Services, OnList: d.onServiceList, OnEvent: d.onServiceEvent},
+			{Resource: db.EndpointSlices, OnList: d.onSliceList, OnEvent: d.onSliceEvent},
+		},
+		Tasks: []func(context.Context) error{d.serve},
+	})
+	return d, nil
 }
 
 // Run follows Services and EndpointSlices and answers queries until ctx
 // ends (nil) or the store closes. It waits for all it started.
 func (d *DNS) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	onServices := func(objs []db.Object) {
-		svcs := make([]*corev1.Service, 0, len(objs))
-		for _, o := range objs {
-			svcs = append(svcs, o.(*corev1.Service))
-		}
-		d.zone.ReplaceServices(svcs)
-	}
-	onSlices := func(objs []db.Object) {
-		list := make([]*discoveryv1.EndpointSlice, 0, len(objs))
-		for _, o := range objs {
-			list = append(list, o.(*discoveryv1.EndpointSlice))
-		}
-		d.zone.ReplaceSlices(list)
-	}
-	onServiceEvent := func(ev db.Event) {
-		svc := ev.Object.(*corev1.Service)
-		if ev.Type == watch.Deleted {
-			d.zone.DeleteService(svc.Namespace, svc.Name)
-			return
-		}
-		d.zone.SetService(svc)
-	}
-	onSliceEvent := func(ev db.Event) {
-		s := ev.Object.(*discoveryv1.EndpointSlice)
-		if ev.Type == watch.Deleted {
-			d.zone.DeleteSlice(s.Namespace, s.Name)
-			return
-		}
-		d.zone.SetSlice(s)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	follow := func(r db.Resource, onList func([]db.Object), onEvent func(db.Event)) error {
-		w, err := d.cfg.Store.ListWatch(ctx, r, onList)
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := d.cfg.Store.Consume(ctx, r, w, onList, onEvent); err != nil {
-				errs <- err
-				cancel()
-			}
-		}()
-		return nil
-	}
-	err := errors.Join(follow(db.Services, onServices, onServiceEvent), follow(db.EndpointSlices, onSlices, onSliceEvent))
-	if err != nil {
-		cancel()
-		wg.Wait()
-		d.pc.Close()
-		d.ln.Close()
-		return err
-	}
+	err := d.loop.Run(ctx)
+	// Serve closes the sockets; they stay open if it never started.
+	d.pc.Close()
+	d.ln.Close()
+	return err
+}
+
+// serve answers queries from the zone until ctx ends.
+func (d *DNS) serve(ctx context.Context) error {
 	logrus.WithFields(logrus.Fields{"addr": d.cfg.Addr, "domain": d.cfg.Domain}).Info("cluster dns serving")
-	if err := d.server.Serve(ctx, d.pc, d.ln); err != nil {
-		errs <- err
-		cancel()
+	return d.server.Serve(ctx, d.pc, d.ln)
+}
+
+func (d *DNS) onServiceList(objs []db.Object) {
+	svcs := make([]*corev1.Service, 0, len(objs))
+	for _, o := range objs {
+		svcs = append(svcs, o.(*corev1.Service))
 	}
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
+	d.zone.ReplaceServices(svcs)
+}
+
+func (d *DNS) onSliceList(objs []db.Object) {
+	list := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		list = append(list, o.(*discoveryv1.EndpointSlice))
 	}
+	d.zone.ReplaceSlices(list)
+}
+
+func (d *DNS) onServiceEvent(ev db.Event) {
+	svc := ev.Object.(*corev1.Service)
+	if ev.Type == watch.Deleted {
+		d.zone.DeleteService(svc.Namespace, svc.Name)
+		return
+	}
+	d.zone.SetService(svc)
+}
+
+func (d *DNS) onSliceEvent(ev db.Event) {
+	s := ev.Object.(*discoveryv1.EndpointSlice)
+	if ev.Type == watch.Deleted {
+		d.zone.DeleteSlice(s.Namespace, s.Name)
+		return
+	}
+	d.zone.SetSlice(s)
 }

@@ -16,22 +16,20 @@
 // propagation) and empties a CronJob in foreground deletion before letting
 // it go, the garbage collector's role for these kinds (dependents.go).
 //
-// The loop (controller.go, sync.go) is kept apart from the policy
-// (reconcile.go, schedule.go), which is pure and tested without I/O.
+// The loop (controller.go, sync.go), on package controller's skeleton, is
+// kept apart from the policy (reconcile.go, schedule.go), which is pure and
+// tested without I/O.
 package cronjobcontroller
 
 import (
 	"context"
-	"sync"
-	"time"
 
-	"github.com/sirupsen/logrus"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -51,7 +49,7 @@ type Config struct {
 	Store *db.Store
 	// Clock is what schedules are read against and syncs are delayed on;
 	// nil = real time.
-	Clock    clock.WithTicker
+	Clock    clock.WithDelayedExecution
 	Recorder Recorder // the CronJobs' Events; nil = none recorded
 	Workers  int      // concurrent syncs of different CronJobs, default 2
 	// Jobs is the Job create strategy the CronJobs' Jobs go through, the
@@ -64,15 +62,9 @@ type key struct{ namespace, name string }
 
 // Controller starts CronJobs' Jobs. Create it with New, start it with Run.
 type Controller struct {
-	cfg   Config
-	queue workqueue.TypedRateLimitingInterface[key]
+	cfg  Config
+	loop *controller.Loop[key]
 }
-
-// Retry back-off of a CronJob whose sync failed.
-const (
-	retryBase = 10 * time.Millisecond
-	retryMax  = time.Minute
-)
 
 // New returns a CronJob controller.
 func New(cfg Config) *Controller {
@@ -85,103 +77,51 @@ func New(cfg Config) *Controller {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
-	return &Controller{
-		cfg: cfg,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[key](retryBase, retryMax),
-			workqueue.TypedRateLimitingQueueConfig[key]{Name: "cronjob", Clock: cfg.Clock}),
-	}
+	c := &Controller{cfg: cfg}
+	c.loop = controller.New(controller.Config[key]{
+		Name:  "cronjob",
+		Store: cfg.Store,
+		Watches: []controller.Watch{
+			{Resource: db.CronJobs, OnEvent: c.onEvent},
+			{Resource: db.Jobs, OnEvent: c.onEvent},
+		},
+		Sync:    c.syncAndRequeue,
+		Workers: cfg.Workers,
+		Clock:   cfg.Clock,
+	})
+	return c
 }
 
 // Run lists CronJobs and Jobs, then watches them and syncs CronJobs until
 // ctx ends. It returns once every goroutine it started has ended: nil when
 // ctx ended, or the error that stopped it (the store closed, a list failed).
-func (c *Controller) Run(ctx context.Context) error {
-	log := logrus.WithContext(ctx).WithField("controller", "cronjob")
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	store := c.cfg.Store
-	cronJobWatch, err := store.ListWatch(ctx, db.CronJobs, c.onList)
+func (c *Controller) Run(ctx context.Context) error { return c.loop.Run(ctx) }
+
+// syncAndRequeue syncs a CronJob and queues it again for its next start
+// time; a failed sync is retried with back-off instead.
+func (c *Controller) syncAndRequeue(ctx context.Context, k key) error {
+	after, err := c.sync(ctx, k)
 	if err != nil {
 		return err
 	}
-	jobWatch, err := store.ListWatch(ctx, db.Jobs, c.onList)
-	if err != nil {
-		cronJobWatch.Stop()
-		return err
+	if after != nil {
+		c.loop.AddAfter(k, *after)
 	}
-	log.Info("cronjob controller started")
-
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	consume := func(r db.Resource, w *db.Watcher) {
-		defer wg.Done()
-		if err := store.Consume(ctx, r, w, c.onList, c.onEvent); err != nil {
-			errs <- err
-			cancel()
-		}
-	}
-	wg.Add(2 + c.cfg.Workers)
-	go consume(db.CronJobs, cronJobWatch)
-	go consume(db.Jobs, jobWatch)
-	for range c.cfg.Workers {
-		go func() {
-			defer wg.Done()
-			c.work(ctx)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-	log.Info("cronjob controller stopped")
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return nil
 }
 
-// work syncs CronJobs until the queue shuts down.
-func (c *Controller) work(ctx context.Context) {
-	for {
-		k, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		after, err := c.sync(ctx, k)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			logrus.WithContext(ctx).WithError(err).WithField("cronjob", k.namespace+"/"+k.name).Error("cronjob sync failed; retrying")
-			c.queue.AddRateLimited(k)
-		case after != nil:
-			c.queue.Forget(k)
-			c.queue.AddAfter(k, *after)
-		default:
-			c.queue.Forget(k)
-		}
-		c.queue.Done(k)
-	}
-}
-
-// onList queues what a list holds, as if each object had been added.
-func (c *Controller) onList(objs []db.Object) {
-	for _, obj := range objs {
-		c.enqueueFor(obj)
-	}
-}
-
-// onEvent queues the CronJob a change concerns.
+// onEvent queues the CronJob a change concerns (listed objects come as
+// Added: every CronJob, and the owner of every Job, is synced at start).
 func (c *Controller) onEvent(ev db.Event) { c.enqueueFor(ev.Object) }
 
 // enqueueFor queues a CronJob, or the CronJob that controls a Job.
 func (c *Controller) enqueueFor(obj db.Object) {
 	switch o := obj.(type) {
 	case *batchv1.CronJob:
-		c.queue.Add(key{o.Namespace, o.Name})
+		c.loop.Add(key{o.Namespace, o.Name})
 	case *batchv1.Job:
 		if ref := cronJobController(o); ref != nil {
-			c.queue.Add(key{o.Namespace, ref.Name})
+			c.loop.Add(key{o.Namespace, ref.Name})
 		}
 	}
 }

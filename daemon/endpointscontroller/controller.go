@@ -7,19 +7,18 @@
 // talks only to the store, and writes each Service's objects in one
 // transaction.
 //
-// The loop (controller.go, watch.go, sync.go) is kept apart from the
-// rules (pods.go, endpoints.go, slices.go), which are pure.
+// The loop (controller.go, watch.go, sync.go), on package controller's
+// skeleton, is kept apart from the rules (pods.go, endpoints.go,
+// slices.go), which are pure.
 package endpointscontroller
 
 import (
 	"context"
-	"errors"
 	"sync"
 
-	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/util/workqueue"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 )
 
@@ -34,7 +33,7 @@ type Config struct {
 type Controller struct {
 	cfg   Config
 	store *db.Store
-	queue workqueue.TypedRateLimitingInterface[serviceKey]
+	loop  *controller.Loop[serviceKey]
 
 	mu sync.Mutex
 	// selectors are the selectors of the Services with one, by namespace
@@ -52,86 +51,31 @@ func New(cfg Config) *Controller {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
-	return &Controller{
-		cfg:   cfg,
-		store: cfg.Store,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[serviceKey](),
-			workqueue.TypedRateLimitingQueueConfig[serviceKey]{Name: "endpoints"}),
+	c := &Controller{
+		cfg:       cfg,
+		store:     cfg.Store,
 		selectors: map[string]map[string]labels.Selector{},
 		pods:      map[serviceKey]podState{},
 	}
+	c.loop = controller.New(controller.Config[serviceKey]{
+		Name:  "endpoints",
+		Store: cfg.Store,
+		// Services first: a pod's event queues the Services that select it.
+		Watches: []controller.Watch{
+			{Resource: db.Services, OnEvent: c.onServiceEvent},
+			{Resource: db.Pods, OnEvent: c.onPodEvent},
+			{Resource: db.Endpoints, OnEvent: c.onOutputEvent},
+			{Resource: db.EndpointSlices, OnEvent: c.onOutputEvent},
+		},
+		Sync:    func(_ context.Context, k serviceKey) error { return c.sync(k) },
+		Workers: cfg.Workers,
+	})
+	return c
 }
 
 // Run lists and watches Services, Pods, Endpoints and EndpointSlices and
 // syncs Services until ctx ends (nil) or a watch fails for good. It waits
 // for all it started.
 func (c *Controller) Run(ctx context.Context) error {
-	log := logrus.WithField("controller", "endpoints")
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type follow struct {
-		r       db.Resource
-		onList  func([]db.Object)
-		onEvent func(db.Event)
-	}
-	follows := []follow{
-		{db.Services, c.onServiceList, c.onServiceEvent},
-		{db.Pods, c.onPodList, c.onPodEvent},
-		{db.Endpoints, c.onOutputList, c.onOutputEvent},
-		{db.EndpointSlices, c.onOutputList, c.onOutputEvent},
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(follows))
-	for _, f := range follows {
-		w, err := c.store.ListWatch(ctx, f.r, f.onList)
-		if err != nil {
-			cancel()
-			wg.Wait()
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.store.Consume(ctx, f.r, w, f.onList, f.onEvent); err != nil {
-				errs <- err
-				cancel()
-			}
-		}()
-	}
-	for i := 0; i < c.cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.worker(ctx)
-		}()
-	}
-	log.Info("endpoints controller started")
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-	log.Info("endpoints controller stopped")
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		k, shutdown := c.queue.Get()
-		if shutdown {
-			return
-		}
-		err := c.sync(k)
-		switch {
-		case err == nil:
-			c.queue.Forget(k)
-		case ctx.Err() == nil && !errors.Is(err, db.ErrClosed):
-			logrus.WithError(err).WithField("service", k.namespace+"/"+k.name).Error("syncing endpoints; retrying")
-			c.queue.AddRateLimited(k)
-		}
-		c.queue.Done(k)
-	}
+	return c.loop.Run(ctx)
 }

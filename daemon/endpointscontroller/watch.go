@@ -36,22 +36,13 @@ func endpointFingerprint(p *corev1.Pod) string {
 		p.Spec.Hostname, p.Spec.Subdomain, p.Spec.NodeName, ports)
 }
 
-func (c *Controller) onServiceList(objs []db.Object) {
-	c.mu.Lock()
-	c.selectors = map[string]map[string]labels.Selector{}
-	c.mu.Unlock()
-	for _, obj := range objs {
-		c.observeService(obj.(*corev1.Service))
-	}
-}
-
 func (c *Controller) onServiceEvent(ev db.Event) {
 	svc := ev.Object.(*corev1.Service)
 	if ev.Type == watch.Deleted {
 		c.mu.Lock()
 		delete(c.selectors[svc.Namespace], svc.Name)
 		c.mu.Unlock()
-		c.queue.Add(serviceKey{svc.Namespace, svc.Name})
+		c.loop.Add(serviceKey{svc.Namespace, svc.Name})
 		return
 	}
 	c.observeService(svc)
@@ -68,26 +59,7 @@ func (c *Controller) observeService(svc *corev1.Service) {
 		c.selectors[svc.Namespace][svc.Name] = labels.SelectorFromSet(svc.Spec.Selector)
 	}
 	c.mu.Unlock()
-	c.queue.Add(serviceKey{svc.Namespace, svc.Name})
-}
-
-func (c *Controller) onPodList(objs []db.Object) {
-	c.mu.Lock()
-	c.pods = map[serviceKey]podState{}
-	for _, obj := range objs {
-		p := obj.(*corev1.Pod)
-		c.pods[serviceKey{p.Namespace, p.Name}] = podState{labels: labels.Set(p.Labels), fingerprint: endpointFingerprint(p)}
-	}
-	var all []serviceKey
-	for ns, byName := range c.selectors {
-		for name := range byName {
-			all = append(all, serviceKey{ns, name})
-		}
-	}
-	c.mu.Unlock()
-	for _, k := range all {
-		c.queue.Add(k)
-	}
+	c.loop.Add(serviceKey{svc.Namespace, svc.Name})
 }
 
 // onPodEvent queues the Services that select the pod, before or after the
@@ -115,17 +87,7 @@ func (c *Controller) onPodEvent(ev db.Event) {
 	}
 	c.mu.Unlock()
 	for _, k := range keys {
-		c.queue.Add(k)
-	}
-}
-
-// onOutputList queues the Services of the Endpoints and slices this
-// controller wrote: those of Services deleted while skiffd was down go.
-func (c *Controller) onOutputList(objs []db.Object) {
-	for _, obj := range objs {
-		if k, ok := outputService(obj); ok {
-			c.queue.Add(k)
-		}
+		c.loop.Add(k)
 	}
 }
 
@@ -133,7 +95,7 @@ func (c *Controller) onOutputList(objs []db.Object) {
 // controller manages that someone changed or deleted.
 func (c *Controller) onOutputEvent(ev db.Event) {
 	if k, ok := outputService(ev.Object); ok {
-		c.queue.Add(k)
+		c.loop.Add(k)
 	}
 }
 

@@ -2,7 +2,10 @@
 // whose owning Job no longer exists (background propagation), and the Pods
 // of a Job deleted with foreground propagation, before the Job itself. It
 // also deletes finished Jobs once their ttlSecondsAfterFinished has passed
-// (the TTL-after-finished controller's role). It talks only to the store.
+// (the TTL-after-finished controller's role). It talks only to the store,
+// and runs on package controller's skeleton: the graph (graph.go) follows
+// the watches and queues work; a failed piece of work is retried with
+// back-off.
 //
 // NOTE: a small part of Kubernetes' garbage collector: owners are Jobs
 // (batch/v1) and dependents Pods, the only kinds skiff stores. Orphan
@@ -15,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -32,11 +35,18 @@ import (
 // check costs no commit.
 var errNothing = errors.New("nothing to do")
 
+// Config configures the garbage collector.
+type Config struct {
+	Store *db.Store
+	// Clock tells the time and runs the TTL timers; nil = real.
+	Clock clock.WithDelayedExecution
+}
+
 // Collector is the garbage collector. Create it with New, start it with Run.
 type Collector struct {
 	store *db.Store
 	clock clock.Clock
-	queue *workQueue
+	loop  *controller.Loop[item]
 
 	mu         sync.Mutex
 	jobs       map[types.UID]bool            // Jobs known to exist
@@ -61,92 +71,48 @@ const (
 	expire                     // a finished Job whose ttlSecondsAfterFinished may have passed
 )
 
-// Option configures a Collector.
-type Option func(*Collector)
-
-// WithClock sets the clock TTLs are measured with (default: real time).
-func WithClock(clk clock.Clock) Option {
-	return func(c *Collector) { c.clock = clk }
-}
-
-// New returns a garbage collector over store.
-func New(store *db.Store, opts ...Option) *Collector {
+// New returns a garbage collector; zero Config fields take their defaults.
+func New(cfg Config) *Collector {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
 	c := &Collector{
-		store:      store,
-		clock:      clock.RealClock{},
+		store:      cfg.Store,
+		clock:      cfg.Clock,
 		jobs:       map[types.UID]bool{},
 		foreground: map[types.UID]bool{},
 		dependents: map[types.UID]map[string]bool{},
 		owners:     map[podName][]types.UID{},
 	}
-	for _, o := range opts {
-		o(c)
-	}
-	c.queue = newWorkQueue(c.clock)
+	c.loop = controller.New(controller.Config[item]{
+		Name:  "garbage collector",
+		Store: cfg.Store,
+		// Jobs first: a pod whose owner is not known then is checked.
+		Watches: []controller.Watch{
+			{Resource: db.Jobs, OnEvent: c.onJobEvent},
+			{Resource: db.Pods, OnEvent: c.onPodEvent},
+		},
+		Sync:  c.sync,
+		Clock: cfg.Clock,
+	})
 	return c
 }
 
 // Run lists and watches Jobs and Pods and collects garbage until ctx ends.
 // It returns nil when ctx ends, or the error that stopped it.
 func (c *Collector) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobWatch, err := c.store.ListWatch(ctx, db.Jobs, c.onJobList)
-	if err != nil {
-		return err
-	}
-	podWatch, err := c.store.ListWatch(ctx, db.Pods, c.onPodList)
-	if err != nil {
-		jobWatch.Stop()
-		return err
-	}
-	logrus.WithContext(ctx).Info("garbage collector started")
-
-	errs := make(chan error, 2)
-	var wg sync.WaitGroup
-	consume := func(r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) {
-		defer wg.Done()
-		if err := c.store.Consume(ctx, r, w, onList, onEvent); err != nil {
-			errs <- err
-			cancel()
-		}
-	}
-	wg.Add(3)
-	go consume(db.Jobs, jobWatch, c.onJobList, c.onJobEvent)
-	go consume(db.Pods, podWatch, c.onPodList, c.onPodEvent)
-	go func() {
-		defer wg.Done()
-		c.work(ctx)
-	}()
-	wg.Wait()
-	c.queue.shutdown()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return c.loop.Run(ctx)
 }
 
-func (c *Collector) work(ctx context.Context) {
-	for {
-		it, ok := c.queue.next(ctx)
-		if !ok {
-			return
-		}
-		var err error
-		switch it.kind {
-		case checkPod:
-			err = c.collectPod(ctx, it.namespace, it.name)
-		case foreground:
-			err = c.advanceForeground(ctx, it.namespace, it.name)
-		case expire:
-			err = c.expireJob(ctx, it.namespace, it.name)
-		}
-		if err != nil && ctx.Err() == nil {
-			logrus.WithContext(ctx).WithError(err).Error("garbage collection failed; retrying")
-			c.queue.addAfter(it, time.Second)
-		}
+// sync does one unit of work.
+func (c *Collector) sync(ctx context.Context, it item) error {
+	switch it.kind {
+	case checkPod:
+		return c.collectPod(ctx, it.namespace, it.name)
+	case foreground:
+		return c.advanceForeground(ctx, it.namespace, it.name)
+	default:
+		return c.expireJob(ctx, it.namespace, it.name)
 	}
 }
 

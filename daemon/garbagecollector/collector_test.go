@@ -30,11 +30,11 @@ func openStore(t *testing.T) *db.Store {
 	return s
 }
 
-func startCollector(t *testing.T, s *db.Store, opts ...Option) {
+func startCollector(t *testing.T, cfg Config) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- New(s, opts...).Run(ctx) }()
+	go func() { done <- New(cfg).Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -121,7 +121,7 @@ func deleting(s *db.Store, name string, grace int64) func() error {
 
 func TestBackgroundDeletesPodsOfDeletedJob(t *testing.T) {
 	s := openStore(t)
-	startCollector(t, s)
+	startCollector(t, Config{Store: s})
 	job := createJob(t, s, "job-a")
 	other := createJob(t, s, "job-b")
 	createPod(t, s, "a-pending", false, jobRef(job.Name, job.UID))
@@ -150,7 +150,7 @@ func TestPodsWhoseOwnerIsMissingAtStart(t *testing.T) {
 	createJob(t, s, "job-new")
 	createPod(t, s, "replaced-owner", true, jobRef("job-new", "old-uid"))
 
-	startCollector(t, s)
+	startCollector(t, Config{Store: s})
 	waitFor(t, "dangling pod deleted", gone(s, db.Pods, "dangling"))
 	waitFor(t, "pod of replaced job deleted", deleting(s, "replaced-owner", 30))
 	for _, name := range []string{"owned", "not-a-job-owner"} {
@@ -163,7 +163,7 @@ func TestPodsWhoseOwnerIsMissingAtStart(t *testing.T) {
 
 func TestForegroundDeletionWaitsForDependents(t *testing.T) {
 	s := openStore(t)
-	startCollector(t, s)
+	startCollector(t, Config{Store: s})
 	job := createJob(t, s, "job-fg", metav1.FinalizerDeleteDependents)
 	createPod(t, s, "fg-pending", false, jobRef(job.Name, job.UID))
 	createPod(t, s, "fg-running", true, jobRef(job.Name, job.UID))

@@ -13,14 +13,6 @@ import (
 // only decides what to look at; every decision is re-checked against the
 // store inside the write transaction.
 
-func (c *Collector) onJobList(objs []db.Object) {
-	for _, o := range objs {
-		if j, ok := o.(*batchv1.Job); ok {
-			c.observeJob(j)
-		}
-	}
-}
-
 func (c *Collector) onJobEvent(ev db.Event) {
 	j, ok := ev.Object.(*batchv1.Job)
 	if !ok {
@@ -36,7 +28,7 @@ func (c *Collector) onJobEvent(ev db.Event) {
 	deps := c.dependentsLocked(j.UID)
 	c.mu.Unlock()
 	for _, name := range deps {
-		c.queue.add(item{kind: checkPod, namespace: j.Namespace, name: name})
+		c.loop.Add(item{kind: checkPod, namespace: j.Namespace, name: name})
 	}
 }
 
@@ -49,17 +41,9 @@ func (c *Collector) observeJob(j *batchv1.Job) {
 	}
 	c.mu.Unlock()
 	if fg {
-		c.queue.add(item{kind: foreground, namespace: j.Namespace, name: j.Name})
+		c.loop.Add(item{kind: foreground, namespace: j.Namespace, name: j.Name})
 	}
 	c.scheduleTTL(j)
-}
-
-func (c *Collector) onPodList(objs []db.Object) {
-	for _, o := range objs {
-		if p, ok := o.(*corev1.Pod); ok {
-			c.observePod(p)
-		}
-	}
 }
 
 func (c *Collector) onPodEvent(ev db.Event) {
@@ -82,7 +66,7 @@ func (c *Collector) onPodEvent(ev db.Event) {
 	c.mu.Unlock()
 	// A Job in foreground deletion may now have no dependent left.
 	for _, name := range waiting {
-		c.queue.add(item{kind: foreground, namespace: p.Namespace, name: name})
+		c.loop.Add(item{kind: foreground, namespace: p.Namespace, name: name})
 	}
 }
 
@@ -109,7 +93,7 @@ func (c *Collector) observePod(p *corev1.Pod) {
 	}
 	c.mu.Unlock()
 	if missing && p.DeletionTimestamp == nil {
-		c.queue.add(item{kind: checkPod, namespace: p.Namespace, name: p.Name})
+		c.loop.Add(item{kind: checkPod, namespace: p.Namespace, name: p.Name})
 	}
 }
 

@@ -39,7 +39,7 @@ func (c *Collector) scheduleTTL(job *batchv1.Job) {
 	if !ok {
 		return
 	}
-	c.queue.addAfter(item{kind: expire, namespace: job.Namespace, name: job.Name}, at.Sub(c.clock.Now()))
+	c.loop.AddAfter(item{kind: expire, namespace: job.Namespace, name: job.Name}, at.Sub(c.clock.Now()))
 }
 
 // expireJob deletes a finished Job whose TTL has passed, with foreground
@@ -61,7 +61,7 @@ func (c *Collector) expireJob(ctx context.Context, namespace, name string) error
 		}
 		if wait := at.Sub(c.clock.Now()); wait > 0 {
 			// The TTL was raised since this was scheduled.
-			c.queue.addAfter(item{kind: expire, namespace: namespace, name: name}, wait)
+			c.loop.AddAfter(item{kind: expire, namespace: namespace, name: name}, wait)
 			return errNothing
 		}
 		job.Finalizers = appendFinalizer(job.Finalizers, metav1.FinalizerDeleteDependents)

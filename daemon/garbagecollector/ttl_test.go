@@ -34,7 +34,7 @@ func TestTTLAfterFinishedDeletesJobAndPods(t *testing.T) {
 	s := openStore(t)
 	start := time.Now().Truncate(time.Second)
 	clk := clocktesting.NewFakeClock(start)
-	startCollector(t, s, WithClock(clk))
+	startCollector(t, Config{Store: s, Clock: clk})
 	job := createJob(t, s, "job-ttl")
 	pod := createPod(t, s, "ttl-pod", true, jobRef(job.Name, job.UID))
 	finishJob(t, s, job.Name, 10, start)
@@ -65,7 +65,7 @@ func TestTTLSurvivesRestart(t *testing.T) {
 	finished := time.Now().Truncate(time.Second).Add(-time.Hour)
 	job := createJob(t, s, "job-old")
 	finishJob(t, s, job.Name, 60, finished)
-	startCollector(t, s)
+	startCollector(t, Config{Store: s})
 	waitFor(t, "job deleted", gone(s, db.Jobs, job.Name))
 }
 

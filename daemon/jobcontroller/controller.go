@@ -5,19 +5,19 @@
 // API's own pod create strategy (kube.PodStrategy), inside the transaction
 // that counts them.
 //
-// The loop (controller.go, watch.go, sync.go) is kept apart from the policy
-// (decide.go, manage.go, conditions.go, counting.go, backoff.go, removal.go,
-// …), which is pure and tested without I/O.
+// The loop (controller.go, watch.go, sync.go), on package controller's
+// skeleton, is kept apart from the policy (decide.go, manage.go,
+// conditions.go, counting.go, backoff.go, removal.go, …), which is pure and
+// tested without I/O.
 package jobcontroller
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"k8s.io/utils/clock"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -27,9 +27,11 @@ type Config struct {
 	Store       *db.Store
 	BackoffBase time.Duration // --pod-backoff-base, default 10s
 	BackoffMax  time.Duration // --pod-backoff-max, default 10m (Kubernetes 1.34's MaxJobPodFailureBackOff)
-	Clock       clock.Clock   // k8s.io/utils/clock; nil = real
-	Workers     int           // concurrent syncs of different Jobs, default 4
-	Recorder    Recorder      // the Job's Events; nil = none recorded
+	// Clock (k8s.io/utils/clock) tells the time and runs the timed syncs
+	// (back-off, deadlines); nil = real.
+	Clock    clock.WithDelayedExecution
+	Workers  int      // concurrent syncs of different Jobs, default 4
+	Recorder Recorder // the Job's Events; nil = none recorded
 	// Pods is the pod create strategy the Job's pods go through, the API's
 	// own (defaults, validation, node binding, namespace admission).
 	Pods kube.PodStrategy
@@ -42,7 +44,7 @@ type Controller struct {
 	clock clock.Clock
 	index *podIndex
 	adopt *adoptIndex
-	queue *queue[workKey]
+	loop  *controller.Loop[workKey]
 }
 
 // workKey is a unit of work: a Job to sync, or an orphan pod to release.
@@ -68,93 +70,47 @@ func New(cfg Config) *Controller {
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
 	}
-	return &Controller{
+	c := &Controller{
 		cfg:   cfg,
 		store: cfg.Store,
 		clock: cfg.Clock,
 		index: newPodIndex(),
 		adopt: newAdoptIndex(),
-		queue: newQueue[workKey](cfg.Clock),
 	}
+	c.loop = controller.New(controller.Config[workKey]{
+		Name:  "job",
+		Store: cfg.Store,
+		// Pods first: the index the Job list's syncs read is built from them.
+		Watches: []controller.Watch{
+			{Resource: db.Pods, OnList: c.onPodList, OnEvent: c.onPodEvent},
+			{Resource: db.Jobs, OnList: c.onJobList, OnEvent: c.onJobEvent},
+		},
+		Sync:    c.sync,
+		Workers: cfg.Workers,
+		Clock:   cfg.Clock,
+	})
+	return c
 }
 
 // Run lists Jobs and Pods, then watches them and syncs Jobs until ctx ends.
 // It returns nil when ctx ends, or the error that stopped it (the store
 // closed, or a List failed).
 func (c *Controller) Run(ctx context.Context) error {
-	log := logrus.WithContext(ctx).WithField("controller", "job")
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	podWatch, err := c.store.ListWatch(ctx, db.Pods, c.onPodList)
-	if err != nil {
-		return err
-	}
-	jobWatch, err := c.store.ListWatch(ctx, db.Jobs, c.onJobList)
-	if err != nil {
-		podWatch.Stop()
-		return err
-	}
-	log.Info("job controller started")
-
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	watchLoop := func(r db.Resource, w *db.Watcher, onList func([]db.Object), onEvent func(db.Event)) {
-		defer wg.Done()
-		if err := c.store.Consume(ctx, r, w, onList, onEvent); err != nil {
-			errs <- err
-			cancel()
-		}
-	}
-	wg.Add(2)
-	go watchLoop(db.Pods, podWatch, c.onPodList, c.onPodEvent)
-	go watchLoop(db.Jobs, jobWatch, c.onJobList, c.onJobEvent)
-	for i := 0; i < c.cfg.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.worker(ctx)
-		}()
-	}
-
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-	log.Info("job controller stopped")
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return c.loop.Run(ctx)
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		k, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		var err error
-		if k.orphanPod {
-			err = c.syncOrphanPod(ctx, podName{k.namespace, k.name})
-		} else {
-			err = c.syncJob(ctx, jobKey{k.namespace, k.name})
-		}
-		if err != nil && ctx.Err() == nil {
-			logrus.WithContext(ctx).WithError(err).Error("job controller sync failed; retrying")
-			c.queue.Retry(k)
-		} else {
-			c.queue.Forget(k)
-		}
-		c.queue.Done(k)
+// sync reconciles one unit of work.
+func (c *Controller) sync(ctx context.Context, k workKey) error {
+	if k.orphanPod {
+		return c.syncOrphanPod(ctx, podName{k.namespace, k.name})
 	}
+	return c.syncJob(ctx, jobKey{k.namespace, k.name})
 }
 
 func (c *Controller) enqueueJob(k jobKey) {
-	c.queue.Add(workKey{namespace: k.namespace, name: k.name})
+	c.loop.Add(workKey{namespace: k.namespace, name: k.name})
 }
 
 func (c *Controller) enqueueOrphan(n podName) {
-	c.queue.Add(workKey{orphanPod: true, namespace: n.namespace, name: n.name})
+	c.loop.Add(workKey{orphanPod: true, namespace: n.namespace, name: n.name})
 }

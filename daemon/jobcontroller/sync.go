@@ -199,7 +199,7 @@ func (c *Controller) afterSync(ctx context.Context, key jobKey, res syncResult, 
 		c.recordEvents(res)
 	}
 	if res.plan.requeue > 0 {
-		c.queue.AddAfter(workKey{namespace: key.namespace, name: key.name}, res.plan.requeue)
+		c.loop.AddAfter(workKey{namespace: key.namespace, name: key.name}, res.plan.requeue)
 	}
 }
 

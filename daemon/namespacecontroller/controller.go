@@ -3,7 +3,7 @@
 // creates the system namespaces, and empties a namespace marked for
 // deletion (its CronJobs, Jobs, Pods, Events, and Services with their endpoints)
 // before removing the "kubernetes" finalizer that lets it go. It talks
-// only to the store.
+// only to the store, and runs on package controller's skeleton.
 package namespacecontroller
 
 import (
@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -57,97 +58,65 @@ func newNamespace(name string) *corev1.Namespace {
 // again even if no deletion in it was seen.
 const DefaultResync = 5 * time.Second
 
+// Config configures the namespace controller.
+type Config struct {
+	Store *db.Store
+	// Resync is how often a namespace still being emptied is looked at
+	// again even if no deletion in it was seen; 0 = DefaultResync.
+	Resync time.Duration
+}
+
 // Controller empties terminating namespaces. Create it with New, start it
 // with Run.
 type Controller struct {
 	store  *db.Store
 	resync time.Duration
+	loop   *controller.Loop[string] // keys: namespace names
 }
 
-// New returns a namespace controller; resync 0 means DefaultResync.
-func New(store *db.Store, resync time.Duration) *Controller {
-	if resync <= 0 {
-		resync = DefaultResync
+// New returns a namespace controller; zero Config fields take their
+// defaults.
+func New(cfg Config) *Controller {
+	if cfg.Resync <= 0 {
+		cfg.Resync = DefaultResync
 	}
-	return &Controller{store: store, resync: resync}
+	c := &Controller{store: cfg.Store, resync: cfg.Resync}
+	watches := []controller.Watch{{Resource: db.Namespaces, OnEvent: c.onNamespaceEvent}}
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Services} {
+		watches = append(watches, controller.Watch{Resource: r, OnEvent: c.onContentEvent})
+	}
+	c.loop = controller.New(controller.Config[string]{Name: "namespace", Store: cfg.Store, Watches: watches, Sync: c.sync})
+	return c
 }
 
 // Run watches namespaces, and the deletions of what they hold, until ctx
 // ends (nil) or the store closes.
 func (c *Controller) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	dirty := make(chan string, 64)
-	errs := make(chan error, 4)
-	follow := func(r db.Resource, onList func([]db.Object), onEvent func(db.Event)) {
-		w, err := c.store.ListWatch(ctx, r, onList)
-		if err == nil {
-			err = c.store.Consume(ctx, r, w, onList, onEvent)
-		}
-		if err != nil && ctx.Err() == nil {
-			errs <- fmt.Errorf("following %s: %w", r.Name, err)
-			cancel()
-		}
-	}
-	mark := func(ns string) {
-		select {
-		case dirty <- ns:
-		case <-ctx.Done():
-		}
-	}
-	terminating := func(objs []db.Object) {
-		for _, obj := range objs {
-			if obj.GetDeletionTimestamp() != nil {
-				mark(obj.GetName())
-			}
-		}
-	}
-	go follow(db.Namespaces, terminating, func(ev db.Event) {
-		if ev.Type != watch.Deleted {
-			terminating([]db.Object{ev.Object})
-		}
-	})
-	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Services} {
-		go follow(r, func([]db.Object) {}, func(ev db.Event) {
-			if ev.Type == watch.Deleted {
-				mark(ev.Object.GetNamespace())
-			}
-		})
-	}
-	return c.loop(ctx, dirty, errs)
+	return c.loop.Run(ctx)
 }
 
-// loop empties the namespaces marked dirty, and looks again at those not
-// yet empty every resync.
-func (c *Controller) loop(ctx context.Context, dirty <-chan string, errs <-chan error) error {
-	pending := map[string]bool{}
-	tick := time.NewTicker(c.resync)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			select {
-			case err := <-errs:
-				return err
-			default:
-				return nil
-			}
-		case ns := <-dirty:
-			if !pending[ns] && !c.isTerminating(ns) {
-				continue
-			}
-			pending[ns] = !c.finalize(ns)
-		case <-tick.C:
-			for ns := range pending {
-				pending[ns] = !c.finalize(ns)
-			}
-		}
-		for ns, p := range pending {
-			if !p {
-				delete(pending, ns)
-			}
-		}
+// onNamespaceEvent queues a namespace marked for deletion.
+func (c *Controller) onNamespaceEvent(ev db.Event) {
+	if ev.Type != watch.Deleted && ev.Object.GetDeletionTimestamp() != nil {
+		c.loop.Add(ev.Object.GetName())
 	}
+}
+
+// onContentEvent queues the namespace of a deleted object: it may be the
+// last one a terminating namespace waited for.
+func (c *Controller) onContentEvent(ev db.Event) {
+	if ev.Type == watch.Deleted {
+		c.loop.Add(ev.Object.GetNamespace())
+	}
+}
+
+// sync empties a terminating namespace and, while something in it remains,
+// looks at it again after the resync period.
+func (c *Controller) sync(_ context.Context, ns string) error {
+	if c.isTerminating(ns) && !c.finalize(ns) {
+		c.loop.AddAfter(ns, c.resync)
+	}
+	return nil
 }
 
 func (c *Controller) isTerminating(name string) bool {

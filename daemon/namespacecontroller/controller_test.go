@@ -76,7 +76,7 @@ func markDeleting(t *testing.T, store *db.Store, name string) {
 
 func TestFinalize(t *testing.T) {
 	store := fill(t)
-	c := New(store, 0)
+	c := New(Config{Store: store})
 	markDeleting(t, store, "team")
 	if c.finalize("team") {
 		t.Fatal("finalized while a pod was still running")
@@ -108,7 +108,7 @@ func TestFinalize(t *testing.T) {
 
 func TestFinalizeLeavesActiveNamespaces(t *testing.T) {
 	store := fill(t)
-	if !New(store, 0).finalize("team") {
+	if !New(Config{Store: store}).finalize("team") {
 		t.Error("an active namespace has nothing to do")
 	}
 	if got := names(t, store, db.Pods, "team"); len(got) != 2 {
@@ -129,7 +129,7 @@ func TestRunEmptiesANamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- New(store, time.Hour).Run(ctx) }()
+	go func() { done <- New(Config{Store: store, Resync: time.Hour}).Run(ctx) }()
 	markDeleting(t, store, "team")
 	// Wait until the running pod is being deleted, then finish it as the
 	// pod worker would.

@@ -28,9 +28,10 @@ var _ Network = (*network.Network)(nil)
 // startSandbox gives the pod its network, as the kubelet's RunPodSandbox
 // does before any container starts, and records the pod's IP. A failure
 // leaves the containers waiting in ContainerCreating with the error as
-// message, and is retried with back-off until it works or the pod is
-// stopped (its containers then never start). ok is false when the daemon
-// stops or the pod is gone.
+// message, records the kubelet's Warning event (FailedCreatePodSandBox),
+// and is retried with back-off until it works or the pod is stopped (its
+// containers then never start). ok is false when the daemon stops or the
+// pod is gone.
 //
 // NOTE: a pod whose network cannot be set up (CNI plugins missing, subnet
 // clashing) waits, as on a kubelet whose CNI is broken (ContainerCreating,
@@ -60,6 +61,7 @@ func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.P
 			return nil, false
 		}
 		w.log.WithError(err).Warn("setting up the pod network")
+		w.event(corev1.EventTypeWarning, reasonFailedCreatePodSandBox, "%s%v", sandboxErrorPrefix, err)
 		if _, uerr := w.update(func(p *corev1.Pod) { showSandboxError(p, err.Error()) }); uerr != nil {
 			w.logError("recording the pod network error", uerr)
 			return nil, false
@@ -84,9 +86,13 @@ func (w *worker) waitSandboxRetry(ctx context.Context, d time.Duration) bool {
 	return false
 }
 
-// sandboxErrorPrefix starts the message of containers waiting on the pod
-// network, after the kubelet's FailedCreatePodSandBox event.
+// sandboxErrorPrefix starts the message of the kubelet's
+// FailedCreatePodSandBox event, and of containers waiting on the pod network.
 const sandboxErrorPrefix = "Failed to create pod sandbox: "
+
+// reasonFailedCreatePodSandBox is the kubelet's event reason for a pod
+// whose sandbox (here: its network) could not be made.
+const reasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 
 // showSandboxError sets (or, with msg "", clears) the sandbox error on the
 // containers still waiting in ContainerCreating.

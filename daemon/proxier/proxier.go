@@ -2,22 +2,23 @@
 // EndpointSlices in the store and has package serviceproxy rewrite the
 // node's Service rules after each change (changes close together are
 // written in one sync), and again every resync period in case someone
-// flushed them. It reads the store only.
+// flushed them. It reads the store only, and runs on package controller's
+// skeleton: its queue holds one key, all the rules.
 package proxier
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/serviceproxy"
 )
@@ -46,8 +47,8 @@ type Config struct {
 
 // Proxier follows the store. Create it with New, start it with Run.
 type Proxier struct {
-	cfg   Config
-	dirty chan struct{}
+	cfg  Config
+	loop *controller.Loop[allRules]
 
 	mu       sync.Mutex
 	services map[key]*corev1.Service
@@ -55,6 +56,9 @@ type Proxier struct {
 }
 
 type key struct{ namespace, name string }
+
+// allRules is the one key of the proxier's queue: a sync writes every rule.
+type allRules struct{}
 
 // New returns a proxier; zero durations take their defaults.
 func New(cfg Config) *Proxier {
@@ -64,92 +68,43 @@ func New(cfg Config) *Proxier {
 	if cfg.Resync <= 0 {
 		cfg.Resync = DefaultResync
 	}
-	return &Proxier{cfg: cfg, dirty: make(chan struct{}, 1),
-		services: map[key]*corev1.Service{}, slices: map[key]*discoveryv1.EndpointSlice{}}
+	p := &Proxier{cfg: cfg, services: map[key]*corev1.Service{}, slices: map[key]*discoveryv1.EndpointSlice{}}
+	p.loop = controller.New(controller.Config[allRules]{
+		Name:  "service proxy",
+		Store: cfg.Store,
+		Watches: []controller.Watch{
+			{Resource: db.Services, OnEvent: p.onServiceEvent},
+			{Resource: db.EndpointSlices, OnEvent: p.onSliceEvent},
+		},
+		Sync: p.sync,
+	})
+	// The first sync, right after the lists, replaces whatever rules an
+	// earlier skiffd left, even with no Service to serve.
+	p.loop.Add(allRules{})
+	return p
 }
 
 // Run follows Services and EndpointSlices and syncs the rules until ctx
-// ends (nil) or a watch fails for good. The first sync, right after the
-// lists, replaces whatever rules an earlier skiffd left.
+// ends (nil) or a watch fails for good.
 func (p *Proxier) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	follow := func(r db.Resource, onList func([]db.Object), onEvent func(db.Event)) error {
-		w, err := p.cfg.Store.ListWatch(ctx, r, onList)
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := p.cfg.Store.Consume(ctx, r, w, onList, onEvent); err != nil {
-				errs <- err
-				cancel()
-			}
-		}()
-		return nil
-	}
-	if err := errors.Join(follow(db.Services, p.onServiceList, p.onServiceEvent),
-		follow(db.EndpointSlices, p.onSliceList, p.onSliceEvent)); err != nil {
-		cancel()
-		wg.Wait()
-		return err
-	}
-	p.loop(ctx)
-	wg.Wait()
+	return p.loop.Run(ctx)
+}
+
+// sync writes the rules, then holds the queue's one key for MinSyncPeriod,
+// so that the changes made meanwhile are written together by the next
+// sync. Every Resync it comes again, in case someone flushed the rules; a
+// failed sync is retried with back-off.
+func (p *Proxier) sync(ctx context.Context, _ allRules) error {
+	p.loop.AddAfter(allRules{}, p.cfg.Resync) // the earliest pending one stays
+	err := p.cfg.Syncer.Sync(ctx, p.snapshot())
 	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
+	case <-ctx.Done():
+	case <-time.After(p.cfg.MinSyncPeriod):
 	}
-}
-
-// loop syncs when something changed (at most every MinSyncPeriod) and
-// every Resync; a failed sync is retried after MinSyncPeriod.
-func (p *Proxier) loop(ctx context.Context) {
-	resync := time.NewTicker(p.cfg.Resync)
-	defer resync.Stop()
-	p.markDirty()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-resync.C:
-		case <-p.dirty:
-		}
-		if err := p.cfg.Syncer.Sync(ctx, p.snapshot()); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			logrus.WithError(err).Error("syncing service rules; retrying")
-			p.markDirty()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(p.cfg.MinSyncPeriod):
-		}
+	if err != nil {
+		return fmt.Errorf("syncing service rules: %w", err)
 	}
-}
-
-func (p *Proxier) markDirty() {
-	select {
-	case p.dirty <- struct{}{}:
-	default:
-	}
-}
-
-func (p *Proxier) onServiceList(objs []db.Object) {
-	p.mu.Lock()
-	p.services = map[key]*corev1.Service{}
-	for _, o := range objs {
-		p.services[key{o.GetNamespace(), o.GetName()}] = o.(*corev1.Service)
-	}
-	p.mu.Unlock()
-	p.markDirty()
+	return nil
 }
 
 func (p *Proxier) onServiceEvent(ev db.Event) {
@@ -161,17 +116,7 @@ func (p *Proxier) onServiceEvent(ev db.Event) {
 		p.services[k] = ev.Object.(*corev1.Service)
 	}
 	p.mu.Unlock()
-	p.markDirty()
-}
-
-func (p *Proxier) onSliceList(objs []db.Object) {
-	p.mu.Lock()
-	p.slices = map[key]*discoveryv1.EndpointSlice{}
-	for _, o := range objs {
-		p.slices[key{o.GetNamespace(), o.GetName()}] = o.(*discoveryv1.EndpointSlice)
-	}
-	p.mu.Unlock()
-	p.markDirty()
+	p.loop.Add(allRules{})
 }
 
 func (p *Proxier) onSliceEvent(ev db.Event) {
@@ -183,7 +128,7 @@ func (p *Proxier) onSliceEvent(ev db.Event) {
 		p.slices[k] = ev.Object.(*discoveryv1.EndpointSlice)
 	}
 	p.mu.Unlock()
-	p.markDirty()
+	p.loop.Add(allRules{})
 }
 
 // snapshot is the Services the rules must serve now.

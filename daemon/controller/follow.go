@@ -1,0 +1,237 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// follower keeps one Watch of a Loop going: it lists, watches from the
+// list on, resumes a broken watch where it stopped, and turns a relist
+// into the changes its handlers missed. Only its own goroutine touches it
+// once the first list is done.
+type follower struct {
+	store *db.Store
+	watch Watch
+	log   *logrus.Entry
+	// last is the resourceVersion up to which every change has been
+	// delivered (or listed).
+	last uint64
+	// known is what was delivered of each object that exists: to tell
+	// what a relist changed, and to stand in for an object gone meanwhile.
+	known map[objectKey]lastSeen
+}
+
+type objectKey struct{ namespace, name string }
+
+// lastSeen is what a follower keeps of a delivered object. The labels and
+// ownerReferences are the delivered object's own (not copies): they are
+// what a Deleted event of a relist carries.
+type lastSeen struct {
+	rv     uint64
+	uid    types.UID
+	labels map[string]string
+	owners []metav1.OwnerReference
+}
+
+func newFollower(store *db.Store, w Watch, log *logrus.Entry) *follower {
+	return &follower{store: store, watch: w, log: log.WithField("resource", w.Resource.Name), known: map[objectKey]lastSeen{}}
+}
+
+// start lists the resource, hands the list to OnList (or each object to
+// OnEvent as Added) and returns the watch that continues it.
+func (f *follower) start(ctx context.Context) (*db.Watcher, error) {
+	objs, rv, w, err := f.listWatch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.last = rv
+	if f.watch.OnList == nil {
+		for _, obj := range objs {
+			f.deliver(db.Event{Type: watch.Added, Resource: f.watch.Resource.Name, Object: obj, RV: resourceVersion(obj)})
+		}
+		return w, nil
+	}
+	for _, obj := range objs {
+		f.remember(obj, resourceVersion(obj))
+	}
+	f.watch.OnList(objs)
+	return w, nil
+}
+
+// listWatch lists every object of the resource and starts a watch that
+// continues exactly after the list.
+func (f *follower) listWatch(ctx context.Context) ([]db.Object, uint64, *db.Watcher, error) {
+	r := f.watch.Resource
+	objs, rv, err := f.store.List(r, "", nil)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("listing %s: %w", r.Name, err)
+	}
+	if rv > 0 {
+		w, err := f.store.Watch(ctx, r, rv)
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("watching %s: %w", r.Name, err)
+		}
+		return objs, rv, w, nil
+	}
+	// NOTE: Watch takes since 0 for "from now": a store never written to is
+	// watched first and listed again; what that list holds already, run
+	// skips by resourceVersion.
+	w, err := f.store.Watch(ctx, r, 0)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("watching %s: %w", r.Name, err)
+	}
+	if objs, rv, err = f.store.List(r, "", nil); err != nil {
+		w.Stop()
+		return nil, 0, nil, fmt.Errorf("listing %s: %w", r.Name, err)
+	}
+	return objs, rv, w, nil
+}
+
+// run delivers w's events, and those of the watches that replace it when
+// it breaks, until ctx ends (nil) or the store closes.
+func (f *follower) run(ctx context.Context, w *db.Watcher) error {
+	for {
+		for ev := range w.Events() {
+			if ev.RV > f.last {
+				f.deliver(ev)
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		cause := w.Err()
+		if errors.Is(cause, db.ErrClosed) {
+			return fmt.Errorf("watching %s: %w", f.watch.Resource.Name, cause)
+		}
+		var err error
+		if w, err = f.resume(ctx, cause); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// resume starts a watch after a broken one: from the last change delivered
+// while the store's change log still holds what followed, else from a new
+// list, turned into the changes since.
+func (f *follower) resume(ctx context.Context, cause error) (*db.Watcher, error) {
+	log := f.log.WithError(cause).WithField("resourceVersion", f.last)
+	if f.last > 0 {
+		w, err := f.store.Watch(ctx, f.watch.Resource, f.last)
+		if err == nil {
+			log.Warn("watch ended; resumed where it stopped")
+			return w, nil
+		}
+		if !errors.Is(err, db.ErrExpired) {
+			return nil, fmt.Errorf("watching %s: %w", f.watch.Resource.Name, err)
+		}
+	}
+	log.Warn("watch ended past the change log's reach; relisting")
+	for {
+		w, err := f.relist(ctx)
+		// A list whose resourceVersion was trimmed from the change log
+		// before its watch started is taken again.
+		if !errors.Is(err, db.ErrExpired) || ctx.Err() != nil {
+			return w, err
+		}
+	}
+}
+
+// relist lists the resource again and delivers what changed since the last
+// delivered state: Deleted for what is gone (first, in key order), then
+// Added and Modified in the list's order. An object deleted and created
+// again under its name shows as Deleted, then Added.
+func (f *follower) relist(ctx context.Context) (*db.Watcher, error) {
+	objs, rv, w, err := f.listWatch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[objectKey]bool, len(objs))
+	var gone, changed []db.Event
+	for _, obj := range objs {
+		k := keyOf(obj)
+		listed[k] = true
+		objRV := resourceVersion(obj)
+		prev, ok := f.known[k]
+		switch {
+		case !ok:
+			changed = append(changed, f.event(watch.Added, obj, objRV))
+		case prev.uid != obj.GetUID():
+			gone = append(gone, f.event(watch.Deleted, f.tombstone(k, prev), rv))
+			changed = append(changed, f.event(watch.Added, obj, objRV))
+		case prev.rv != objRV:
+			changed = append(changed, f.event(watch.Modified, obj, objRV))
+		}
+	}
+	for k, prev := range f.known {
+		if !listed[k] {
+			gone = append(gone, f.event(watch.Deleted, f.tombstone(k, prev), rv))
+		}
+	}
+	slices.SortFunc(gone, func(a, b db.Event) int {
+		return compareKeys(keyOf(a.Object), keyOf(b.Object))
+	})
+	for _, ev := range append(gone, changed...) {
+		f.deliver(ev)
+	}
+	f.last = rv
+	return w, nil
+}
+
+func (f *follower) event(typ watch.EventType, obj db.Object, rv uint64) db.Event {
+	return db.Event{Type: typ, Resource: f.watch.Resource.Name, Object: obj, RV: rv}
+}
+
+// tombstone stands in for an object deleted while the watch was down: its
+// namespace, name, uid, labels and ownerReferences as last delivered.
+func (f *follower) tombstone(k objectKey, prev lastSeen) db.Object {
+	obj := f.watch.Resource.New()
+	obj.SetNamespace(k.namespace)
+	obj.SetName(k.name)
+	obj.SetUID(prev.uid)
+	obj.SetResourceVersion(strconv.FormatUint(prev.rv, 10))
+	obj.SetLabels(prev.labels)
+	obj.SetOwnerReferences(prev.owners)
+	return obj
+}
+
+// deliver records ev and hands it to OnEvent.
+func (f *follower) deliver(ev db.Event) {
+	if ev.Type == watch.Deleted {
+		delete(f.known, keyOf(ev.Object))
+	} else {
+		f.remember(ev.Object, ev.RV)
+	}
+	f.last = max(f.last, ev.RV)
+	f.watch.OnEvent(ev)
+}
+
+func (f *follower) remember(obj db.Object, rv uint64) {
+	f.known[keyOf(obj)] = lastSeen{rv: rv, uid: obj.GetUID(), labels: obj.GetLabels(), owners: obj.GetOwnerReferences()}
+}
+
+func keyOf(obj db.Object) objectKey { return objectKey{obj.GetNamespace(), obj.GetName()} }
+
+func compareKeys(a, b objectKey) int {
+	return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+}
+
+// resourceVersion is a stored object's resourceVersion as a number.
+func resourceVersion(obj db.Object) uint64 {
+	rv, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	return rv
+}
