@@ -5,6 +5,8 @@ package daemon_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +108,24 @@ func jobNameAt(cronJob string, at time.Time) string {
 	return fmt.Sprintf("%s-%d", cronJob, at.Unix()/60)
 }
 
+const applyCronJob = `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: applied
+spec:
+  schedule: "30 2 * * *"
+  timeZone: Europe/Paris
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: backup
+            image: busybox:1.35
+            command: ["sh", "-c", "echo backing up"]
+`
+
 // TestCronJobAPI drives the CronJob API without waiting for a schedule:
 // kubectl create cronjob and its defaults, kubectl get's columns, bad
 // input, kubectl create job --from, the history limits, and deletion with
@@ -197,6 +217,52 @@ func TestCronJobAPI(t *testing.T) {
 		ok := cronJob("zoned", "@hourly", "true")
 		ok.Spec.TimeZone = ptr("Asia/Kolkata")
 		createCronJob(t, c, ok)
+	})
+
+	t.Run("clients", func(t *testing.T) {
+		// kubectl apply validates against the OpenAPI documents, client
+		// side and then server side (structured merge).
+		manifest := filepath.Join(t.TempDir(), "cj.yaml")
+		if err := os.WriteFile(manifest, []byte(applyCronJob), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := s.kubectl(t, "apply", "-f", manifest); !strings.Contains(out, "cronjob.batch/applied created") {
+			t.Errorf("apply said %q", out)
+		}
+		if out := s.kubectl(t, "apply", "--server-side", "-f", manifest); !strings.Contains(out, "serverside-applied") {
+			t.Errorf("server-side apply said %q", out)
+		}
+		if tz := getCronJob(t, c, "applied").Spec.TimeZone; tz == nil || *tz != "Europe/Paris" {
+			t.Errorf("timeZone %v", tz)
+		}
+		// client-go's default wire format is protobuf.
+		pb, types := s.protobufClient()
+		if _, err := pb.BatchV1().CronJobs("default").Create(ctx, cronJob("proto", "@weekly", "true"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if types.count("application/vnd.kubernetes.protobuf") == 0 {
+			t.Error("no protobuf body was sent")
+		}
+		// The status subresource changes the status only.
+		proto := getCronJob(t, c, "proto")
+		proto.Spec.Schedule = "@daily"
+		proto.Status.LastScheduleTime = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		got, err := cjs.UpdateStatus(ctx, proto, metav1.UpdateOptions{})
+		if err != nil || got.Spec.Schedule != "@weekly" || got.Status.LastScheduleTime == nil {
+			t.Errorf("status update: %v %+v", err, got)
+		}
+		// A namespace deleted takes its CronJobs along.
+		createNamespace(t, c, "cron-ns")
+		inNS := cronJob("gone-with-ns", "@hourly", "true")
+		inNS.Namespace = "cron-ns"
+		createCronJob(t, c, inNS)
+		if err := c.CoreV1().Namespaces().Delete(ctx, "cron-ns", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 60*time.Second, "the namespace and its CronJob gone", func() (bool, error) {
+			_, err := c.CoreV1().Namespaces().Get(ctx, "cron-ns", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
 	})
 
 	t.Run("history limits", func(t *testing.T) {
