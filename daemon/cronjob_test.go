@@ -160,6 +160,9 @@ func TestCronJobAPI(t *testing.T) {
 		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "tick 0 0 1 1 * <none> False 0 <none> ") {
 		t.Errorf("kubectl get cronjobs:\n%s", out)
 	}
+	if out := s.kubectl(t, "describe", "cronjob", "tick"); !strings.Contains(out, "Schedule:") || !strings.Contains(out, "0 0 1 1 *") {
+		t.Errorf("kubectl describe cronjob:\n%s", out)
+	}
 	if out := s.kubectl(t, "get", "cj", "-o", "wide"); !strings.Contains(out, "CONTAINERS") || !strings.Contains(out, "busybox:1.35") {
 		t.Errorf("kubectl get cj -o wide:\n%s", out)
 	}

@@ -62,8 +62,9 @@ type key struct{ namespace, name string }
 
 // Controller starts CronJobs' Jobs. Create it with New, start it with Run.
 type Controller struct {
-	cfg  Config
-	loop *controller.Loop[key]
+	cfg   Config
+	loop  *controller.Loop[key]
+	index *jobIndex
 }
 
 // New returns a CronJob controller.
@@ -77,13 +78,13 @@ func New(cfg Config) *Controller {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
-	c := &Controller{cfg: cfg}
+	c := &Controller{cfg: cfg, index: newJobIndex()}
 	c.loop = controller.New(controller.Config[key]{
 		Name:  "cronjob",
 		Store: cfg.Store,
 		Watches: []controller.Watch{
-			{Resource: db.CronJobs, OnEvent: c.onEvent},
-			{Resource: db.Jobs, OnEvent: c.onEvent},
+			{Resource: db.CronJobs, OnEvent: c.onCronJobEvent},
+			{Resource: db.Jobs, OnEvent: c.onJobEvent},
 		},
 		Sync:    c.syncAndRequeue,
 		Workers: cfg.Workers,
@@ -110,19 +111,22 @@ func (c *Controller) syncAndRequeue(ctx context.Context, k key) error {
 	return nil
 }
 
-// onEvent queues the CronJob a change concerns (listed objects come as
-// Added: every CronJob, and the owner of every Job, is synced at start).
-func (c *Controller) onEvent(ev db.Event) { c.enqueueFor(ev.Object) }
+// onCronJobEvent queues the CronJob that changed (listed ones come as
+// Added: every CronJob is synced at start).
+func (c *Controller) onCronJobEvent(ev db.Event) {
+	c.loop.Add(key{ev.Object.GetNamespace(), ev.Object.GetName()})
+}
 
-// enqueueFor queues a CronJob, or the CronJob that controls a Job.
-func (c *Controller) enqueueFor(obj db.Object) {
-	switch o := obj.(type) {
-	case *batchv1.CronJob:
-		c.loop.Add(key{o.Namespace, o.Name})
-	case *batchv1.Job:
-		if ref := cronJobController(o); ref != nil {
-			c.loop.Add(key{o.Namespace, ref.Name})
-		}
+// onJobEvent indexes a Job and queues the CronJobs that control or
+// controlled it (listed Jobs come as Added: the CronJobs of Jobs whose
+// CronJob was deleted while skiffd was down are synced at start).
+func (c *Controller) onJobEvent(ev db.Event) {
+	job, ok := ev.Object.(*batchv1.Job)
+	if !ok {
+		return
+	}
+	for _, k := range c.index.observe(ev.Type, job) {
+		c.loop.Add(k)
 	}
 }
 

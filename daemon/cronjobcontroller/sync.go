@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,7 +32,7 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 		if err != nil {
 			return err
 		}
-		owned, strays, err := controlledJobs(tx, k, stored)
+		owned, strays, err := controlledJobs(tx, k, stored, c.index.jobsOf(k))
 		if err != nil {
 			return err
 		}
@@ -67,14 +68,24 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 
 // controlledJobs are the Jobs in the CronJob's namespace whose controller
 // is the CronJob named by k: those of cj (nil if it does not exist), and
-// strays, those of a CronJob of that name that no longer exists.
-func controlledJobs(tx *db.Tx, k key, cj *batchv1.CronJob) (owned, strays []*batchv1.Job, err error) {
-	objs, err := tx.List(db.Jobs, k.namespace, nil)
-	if err != nil {
-		return nil, nil, err
+// strays, those of a CronJob of that name that no longer exists. It reads
+// the Jobs the index names and those of cj's active list, in tx.
+func controlledJobs(tx *db.Tx, k key, cj *batchv1.CronJob, indexed []string) (owned, strays []*batchv1.Job, err error) {
+	names := indexed
+	if cj != nil {
+		for _, ref := range cj.Status.Active {
+			names = append(names, ref.Name)
+		}
 	}
-	for _, obj := range objs {
-		job := obj.(*batchv1.Job)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		job, err := db.Find[*batchv1.Job](tx, db.Jobs, k.namespace, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if job == nil {
+			continue
+		}
 		ref := cronJobController(job)
 		switch {
 		case ref == nil || ref.Name != k.name:

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/skiff-sh/skiff/db"
@@ -110,7 +111,11 @@ func TestSyncThroughTheStore(t *testing.T) {
 		t.Errorf("%d jobs after a second sync of the minute", n)
 	}
 
-	// A CronJob created again under the name: the old one's Jobs go.
+	// A CronJob created again under the name: the old one's Jobs, which
+	// the watch indexed, go.
+	for _, j := range listJobs(t, s) {
+		c.index.observe(watch.Added, j)
+	}
 	if _, err := s.Delete(db.CronJobs, "ns", "cj"); err != nil {
 		t.Fatal(err)
 	}
