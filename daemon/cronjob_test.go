@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiff-sh/skiff/failpoint"
 )
 
 // cronJob is a CronJob in the default namespace running `sh -c script`.
@@ -488,5 +490,35 @@ func TestCronJobRestart(t *testing.T) {
 	}
 	if st := getCronJob(t, c, "late").Status; st.LastScheduleTime == nil || !st.LastScheduleTime.Time.Equal(b1) {
 		t.Errorf("late's lastScheduleTime %v, want %v", st.LastScheduleTime, b1)
+	}
+}
+
+// TestCronJobFailpoints kills skiffd inside the transaction of the sync that
+// creates a scheduled Job, and right after it commits: back up, the minute's
+// Job exists once, in the CronJob's active list.
+func TestCronJobFailpoints(t *testing.T) {
+	t.Parallel()
+	for _, point := range []string{failpoint.InCronJobSync, failpoint.AfterCronJobSync} {
+		t.Run(point, func(t *testing.T) {
+			t.Parallel()
+			s := newSkiffd(t)
+			s.useFailpoint(point)
+			s.start()
+			c := s.client
+			cj := createCronJob(t, c, cronJob("fp", "* * * * *", "true"))
+			t.Cleanup(func() { _ = c.BatchV1().CronJobs("default").Delete(context.Background(), "fp", metav1.DeleteOptions{}) })
+			b1 := nextMinute(cj.CreationTimestamp.Time)
+			s.waitKilledAt(point, time.Until(b1)+30*time.Second)
+			s.start()
+			waitFor(t, 30*time.Second, "the minute's Job once, active", func() (bool, error) {
+				names := jobNames(cronJobsJobs(t, c, cj.UID))
+				if len(names) > 1 {
+					return false, fmt.Errorf("jobs %v", names)
+				}
+				st := getCronJob(t, c, "fp").Status
+				return slices.Equal(names, []string{jobNameAt("fp", b1)}) && len(st.Active) == 1 && st.Active[0].Name == names[0] &&
+					st.LastScheduleTime != nil && st.LastScheduleTime.Time.Equal(b1), nil
+			})
+		})
 	}
 }

@@ -40,6 +40,8 @@ type reconciler struct {
 	now    time.Time
 	jobs   jobs
 	events []event
+	// created is the Job the sync created, if any.
+	created *batchv1.Job
 	// statusChanged: cj's status must be written.
 	statusChanged bool
 }
@@ -187,6 +189,7 @@ func (r *reconciler) start(name string, scheduled time.Time) (*batchv1.Job, erro
 	err = r.jobs.create(job)
 	switch {
 	case err == nil:
+		r.created = job
 		r.record(corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", job.Name)
 		return job, nil
 	case apierrors.IsAlreadyExists(err):

@@ -152,6 +152,12 @@ func TestReconcile(t *testing.T) {
 				cj.Status.LastScheduleTime = &metav1.Time{Time: at("10:00:00")}
 			},
 			last: ptrTime(at("10:00:00")), after: ptr.To(time.Minute + nextScheduleDelta)},
+		"the clock set back before the last start": {now: at("09:30:00"),
+			cj: func(cj *batchv1.CronJob) {
+				cj.CreationTimestamp = metav1.NewTime(at("09:00:00"))
+				cj.Status.LastScheduleTime = &metav1.Time{Time: at("10:05:00")}
+			},
+			last: ptrTime(at("10:05:00")), after: ptr.To(40*time.Minute + nextScheduleDelta)},
 		"too many missed": {now: at("23:59:30"),
 			cj: func(cj *batchv1.CronJob) {
 				cj.Spec.Schedule = "* * * * *"

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/failpoint"
 	"github.com/skiff-sh/skiff/kube"
 )
 
@@ -25,9 +26,10 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 		syncErr error
 		events  []event
 		cj      *batchv1.CronJob
+		created bool
 	)
 	err := c.cfg.Store.Write(func(tx *db.Tx) error {
-		after, syncErr, events, cj = nil, nil, nil, nil
+		after, syncErr, events, cj, created = nil, nil, nil, nil, false
 		stored, err := db.Find[*batchv1.CronJob](tx, db.CronJobs, k.namespace, k.name)
 		if err != nil {
 			return err
@@ -51,7 +53,10 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 		if syncErr != nil && !errors.As(syncErr, &status) {
 			return syncErr // the store failed: nothing of this sync is kept
 		}
-		events, cj = r.events, r.cj
+		events, cj, created = r.events, r.cj, r.created != nil
+		if created {
+			failpoint.Hit(failpoint.InCronJobSync)
+		}
 		if !r.statusChanged {
 			return nil
 		}
@@ -59,6 +64,9 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if created {
+		failpoint.Hit(failpoint.AfterCronJobSync)
 	}
 	for _, ev := range events {
 		c.cfg.Recorder.Event(cj, ev.typ, ev.reason, "%s", ev.message)
