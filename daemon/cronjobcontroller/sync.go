@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,10 +27,10 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 		syncErr error
 		events  []event
 		cj      *batchv1.CronJob
-		created bool
+		created *batchv1.Job
 	)
 	err := c.cfg.Store.Write(func(tx *db.Tx) error {
-		after, syncErr, events, cj, created = nil, nil, nil, nil, false
+		after, syncErr, events, cj, created = nil, nil, nil, nil, nil
 		stored, err := db.Find[*batchv1.CronJob](tx, db.CronJobs, k.namespace, k.name)
 		if err != nil {
 			return err
@@ -53,8 +54,8 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 		if syncErr != nil && !errors.As(syncErr, &status) {
 			return syncErr // the store failed: nothing of this sync is kept
 		}
-		events, cj, created = r.events, r.cj, r.created != nil
-		if created {
+		events, cj, created = r.events, r.cj, r.created
+		if created != nil {
 			failpoint.Hit(failpoint.InCronJobSync)
 		}
 		if !r.statusChanged {
@@ -65,8 +66,10 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	if created {
+	if created != nil {
 		failpoint.Hit(failpoint.AfterCronJobSync)
+		logrus.WithFields(logrus.Fields{"cronjob": k.namespace + "/" + k.name, "job": created.Name,
+			"scheduled": created.Annotations[batchv1.CronJobScheduledTimestampAnnotation]}).Info("started scheduled job")
 	}
 	for _, ev := range events {
 		c.cfg.Recorder.Event(cj, ev.typ, ev.reason, "%s", ev.message)
