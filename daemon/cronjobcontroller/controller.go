@@ -16,9 +16,9 @@
 // propagation) and empties a CronJob in foreground deletion before letting
 // it go, the garbage collector's role for these kinds (dependents.go).
 //
-// The loop (controller.go, sync.go), on package controller's skeleton, is
-// kept apart from the policy (reconcile.go, schedule.go), which is pure and
-// tested without I/O.
+// The loop (controller.go, index.go, sync.go), on package controller's
+// skeleton, is kept apart from the policy (reconcile.go, schedule.go),
+// which is pure and tested without I/O.
 package cronjobcontroller
 
 import (
