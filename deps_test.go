@@ -34,6 +34,8 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"job controller uses the store only": {pkg: "daemon/jobcontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"cronjob controller uses the store only": {pkg: "daemon/cronjobcontroller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"garbage collector uses the store only": {pkg: "daemon/garbagecollector", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"event recorder uses the store only": {pkg: "daemon/events", forbidden: []string{

@@ -181,25 +181,27 @@ func deleteForeground(tx *db.Tx, rs *resource, obj db.Object) (deleteResult, err
 	return deleteResult{obj: obj}, nil
 }
 
-// orphanDependents removes obj's ownerReference from the pods it owns, in
-// the deleting transaction (kube does it later through the orphan
-// finalizer; one transaction makes it atomic).
+// orphanDependents removes obj's ownerReference from the objects it owns
+// (a Job's pods, a CronJob's Jobs), in the deleting transaction (kube does
+// it later through the orphan finalizer; one transaction makes it atomic).
 func orphanDependents(tx *db.Tx, owner db.Object) error {
-	pods, err := tx.List(db.Pods, owner.GetNamespace(), nil)
-	if err != nil {
-		return err
-	}
-	for _, pod := range pods {
-		refs := pod.GetOwnerReferences()
-		kept := slices.DeleteFunc(slices.Clone(refs), func(ref metav1.OwnerReference) bool {
-			return ref.UID == owner.GetUID()
-		})
-		if len(kept) == len(refs) {
-			continue
+	for _, r := range []db.Resource{db.Pods, db.Jobs} {
+		deps, err := tx.List(r, owner.GetNamespace(), nil)
+		if err != nil {
+			return err
 		}
-		pod.SetOwnerReferences(kept)
-		if err := tx.Update(db.Pods, pod); err != nil {
-			return fmt.Errorf("orphaning pod %s: %w", pod.GetName(), err)
+		for _, dep := range deps {
+			refs := dep.GetOwnerReferences()
+			kept := slices.DeleteFunc(slices.Clone(refs), func(ref metav1.OwnerReference) bool {
+				return ref.UID == owner.GetUID()
+			})
+			if len(kept) == len(refs) {
+				continue
+			}
+			dep.SetOwnerReferences(kept)
+			if err := tx.Update(r, dep); err != nil {
+				return fmt.Errorf("orphaning %s %s: %w", r.Name, dep.GetName(), err)
+			}
 		}
 	}
 	return nil

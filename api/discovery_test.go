@@ -78,6 +78,9 @@ func TestDiscovery(t *testing.T) {
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"batch": {path: "/apis/batch/v1", want: []metav1.APIResource{
+			{Name: "cronjobs", SingularName: "cronjob", Namespaced: true, Kind: "CronJob", ShortNames: []string{"cj"}, Categories: []string{"all"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "cronjobs/status", Namespaced: true, Kind: "CronJob", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "jobs", SingularName: "job", Namespaced: true, Kind: "Job", Categories: []string{"all"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "jobs/status", Namespaced: true, Kind: "Job", Verbs: metav1.Verbs{"get", "patch", "update"}},
@@ -143,8 +146,9 @@ func TestOpenAPIV3(t *testing.T) {
 		key, kind, group, patchPath, schema string
 		patches                             int // the object, status, ephemeralcontainers
 	}{
-		"jobs": {key: "apis/batch/v1", kind: "Job", group: "batch", patchPath: "/apis/batch/v1/namespaces/{namespace}/jobs/{name}", schema: "io.k8s.api.batch.v1.Job", patches: 2},
-		"pods": {key: "api/v1", kind: "Pod", group: "", patchPath: "/api/v1/namespaces/{namespace}/pods/{name}", schema: "io.k8s.api.core.v1.Pod", patches: 3},
+		"cronjobs": {key: "apis/batch/v1", kind: "CronJob", group: "batch", patchPath: "/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}", schema: "io.k8s.api.batch.v1.CronJob", patches: 2},
+		"jobs":     {key: "apis/batch/v1", kind: "Job", group: "batch", patchPath: "/apis/batch/v1/namespaces/{namespace}/jobs/{name}", schema: "io.k8s.api.batch.v1.Job", patches: 2},
+		"pods":     {key: "api/v1", kind: "Pod", group: "", patchPath: "/api/v1/namespaces/{namespace}/pods/{name}", schema: "io.k8s.api.core.v1.Pod", patches: 3},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -220,7 +224,7 @@ func TestOpenAPIV2(t *testing.T) {
 	ts := newTestServer(t)
 	var doc spec.Swagger
 	mustJSON(t, ts.mustDo(t, "GET", "/openapi/v2", "").body, &doc)
-	for _, name := range []string{"io.k8s.api.batch.v1.Job", "io.k8s.api.core.v1.Pod", "io.k8s.api.batch.v1.JobList"} {
+	for _, name := range []string{"io.k8s.api.batch.v1.Job", "io.k8s.api.core.v1.Pod", "io.k8s.api.batch.v1.JobList", "io.k8s.api.batch.v1.CronJob", "io.k8s.api.batch.v1.CronJobList"} {
 		if _, ok := doc.Definitions[name]; !ok {
 			t.Errorf("no definition %s", name)
 		}

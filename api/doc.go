@@ -1,5 +1,5 @@
 // Package api serves the Kubernetes REST API of skiff's node over HTTP:
-// batch/v1 Jobs and core/v1 Pods, and what goes with them (Events in core/v1
+// batch/v1 Jobs and CronJobs and core/v1 Pods, and what goes with them (Events in core/v1
 // and events.k8s.io/v1, Namespaces, the Node, Services with their Endpoints
 // and discovery.k8s.io/v1 EndpointSlices), plus skiff's own image import
 // endpoint. It speaks to the store (package db) and reads container log

@@ -52,6 +52,7 @@ var fieldMarkers = map[fieldKey]fieldMarker{
 	{typeOf(metav1.LabelSelectorRequirement{}), "values"}: atomicList,
 	// batch/v1
 	{typeOf(batchv1.JobStatus{}), "conditions"}:                          atomicList,
+	{typeOf(batchv1.CronJobStatus{}), "active"}:                          atomicList,
 	{typeOf(batchv1.PodFailurePolicy{}), "rules"}:                        atomicList,
 	{typeOf(batchv1.PodFailurePolicyRule{}), "onPodConditions"}:          atomicList,
 	{typeOf(batchv1.PodFailurePolicyOnExitCodesRequirement{}), "values"}: setList,

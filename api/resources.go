@@ -120,7 +120,7 @@ func (rs *resource) serves(verb string) bool { return slices.Contains(rs.servedV
 func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 
 // resources are all the served resources.
-var resources = []*resource{podResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
+var resources = []*resource{podResource, cronJobResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
 	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource}
 
 // gvk is the resource's kind with its group version.

@@ -258,3 +258,31 @@ func TestTableResponse(t *testing.T) {
 		})
 	}
 }
+
+func TestCronJobCells(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "backup", CreationTimestamp: metav1.NewTime(now.Add(-3 * time.Hour))},
+		Spec: batchv1.CronJobSpec{
+			Schedule: "30 2 * * *", TimeZone: ptrTo("Europe/Paris"), Suspend: ptrTo(true),
+			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "a", Image: "busybox:1.35"}, {Name: "b", Image: "alpine"}}}}}},
+		},
+		Status: batchv1.CronJobStatus{
+			Active:           []corev1.ObjectReference{{Name: "backup-1"}, {Name: "backup-2"}},
+			LastScheduleTime: &metav1.Time{Time: now.Add(-90 * time.Second)},
+		},
+	}
+	want := []any{"backup", "30 2 * * *", "Europe/Paris", "True", int64(2), "90s", "3h", "a,b", "busybox:1.35,alpine", "<none>"}
+	if diff := cmp.Diff(want, cronJobCells(cj, now)); diff != "" {
+		t.Errorf("cells (-want,+got):\n%s", diff)
+	}
+	bare := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "b"}}
+	want = []any{"b", "", "<none>", "<unset>", int64(0), "<none>", "<unknown>", "", "", "<none>"}
+	if diff := cmp.Diff(want, cronJobCells(bare, now)); diff != "" {
+		t.Errorf("cells of a bare CronJob (-want,+got):\n%s", diff)
+	}
+	if len(cronJobColumns) != len(want) {
+		t.Errorf("%d columns for %d cells", len(cronJobColumns), len(want))
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/daemon/cronjobcontroller"
 	"github.com/skiff-sh/skiff/daemon/events"
 	"github.com/skiff-sh/skiff/daemon/garbagecollector"
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
@@ -273,6 +274,12 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		// NamespaceLifecycle below).
 		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
 		Metrics: jobcontroller.NewMetrics(reg),
+	}).Run)
+	goRun("cronjob controller", cronjobcontroller.New(cronjobcontroller.Config{
+		Store:    store,
+		Recorder: broadcaster.NewRecorder(corev1.EventSource{Component: "cronjob-controller"}),
+		// The API's own Job create strategy (its NamespaceLifecycle below).
+		Jobs: kube.JobStrategy{NamespaceLifecycle: true},
 	}).Run)
 	usage := stats.New(stats.Config{Source: rt, Interval: cfg.StatsInterval, Metrics: reg})
 	goRun("resource usage", usage.Run)

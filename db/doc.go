@@ -8,7 +8,7 @@
 //	    rv         → uint64 BE: the last assigned resourceVersion
 //	    compacted  → uint64 BE: the newest resourceVersion trimmed from changes/ (absent = 0)
 //	objects/
-//	    <resource>/                  (Resource.Name: "jobs", "pods", "events", "namespaces", "nodes",
+//	    <resource>/                  (Resource.Name: "jobs", "cronjobs", "pods", "events", "namespaces", "nodes",
 //	                                 "services", "endpoints", "endpointslices", "configmaps", "secrets";
 //	                                 created on first write; cluster-scoped ones have namespace "")
 //	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON

@@ -32,6 +32,7 @@ type Resource struct {
 // The resources skiff stores.
 var (
 	Jobs       = Resource{Name: "jobs", Namespaced: true, New: func() Object { return &batchv1.Job{} }}
+	CronJobs   = Resource{Name: "cronjobs", Namespaced: true, New: func() Object { return &batchv1.CronJob{} }}
 	Pods       = Resource{Name: "pods", Namespaced: true, New: func() Object { return &corev1.Pod{} }}
 	Events     = Resource{Name: "events", Namespaced: true, New: func() Object { return &corev1.Event{} }}
 	Namespaces = Resource{Name: "namespaces", New: func() Object { return &corev1.Namespace{} },

@@ -31,7 +31,18 @@ const (
 	BetweenTaskAndContainerDelete = "between-task-and-container-delete"
 )
 
-// Points lists every failpoint.
+// The failpoints of the CronJob controller (not in Points: no pod's life
+// meets them).
+const (
+	// InCronJobSync: inside the store transaction of a CronJob sync that
+	// created a Job, before it commits.
+	InCronJobSync = "in-cronjob-sync"
+	// AfterCronJobSync: a CronJob sync that created a Job committed; its
+	// Events are not recorded yet.
+	AfterCronJobSync = "after-cronjob-sync"
+)
+
+// Points lists every failpoint of a pod's life.
 var Points = []string{
 	AfterSnapshotPrepare, AfterContainerCreate, AfterTaskStart,
 	InStatusWrite, AfterExitRecorded, BetweenTaskAndContainerDelete,

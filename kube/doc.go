@@ -22,10 +22,14 @@
 //	pod_update.go         ValidatePodUpdate: what an update of a running pod may change
 //	pod_status_validation.go  ValidatePodStatusUpdate, for API clients writing status
 //	pod_ephemeral.go      the ephemeralcontainers subresource's validation
-//	job_strategy.go       PrepareJobForCreate/Update/StatusUpdate
+//	job_strategy.go       PrepareJobForCreate/Update/StatusUpdate; JobStrategy.Create for
+//	                      writers other than the API (the CronJob controller)
 //	job_defaults.go       Job defaults, the generated selector and labels
 //	job_validation*.go    ValidateJob, ValidateJobUpdate, ValidateJobStatusUpdate,
 //	                      podFailurePolicy, successPolicy, index sets
+//	cronjob.go            CronJob strategy and defaults, CronJobSchedule (the schedule
+//	                      in its time zone, parsed as kube does), CronJobJobName
+//	cronjob_validation.go ValidateCronJob, ValidateCronJobUpdate
 //	service_*.go          Service defaults (IP families, ClusterIPs kept on update),
 //	                      validation; endpoints.go, endpointslice.go likewise
 //	namespace_strategy.go a namespace's phase, finalizer and name label;

@@ -16,6 +16,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	// NOTE: the tz database is built in, as in kube-apiserver and
+	// kube-controller-manager: a CronJob's timeZone must mean the same on
+	// a minimal edge node without /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -8,7 +8,8 @@
 // back-off.
 //
 // NOTE: a small part of Kubernetes' garbage collector: owners are Jobs
-// (batch/v1) and dependents Pods, the only kinds skiff stores. Orphan
+// (batch/v1) and dependents Pods; the CronJob controller collects the Jobs
+// of its CronJobs itself (daemon/cronjobcontroller/dependents.go). Orphan
 // propagation is done by the API server, which strips the ownerReferences
 // in the delete transaction.
 package garbagecollector

@@ -1,7 +1,7 @@
 // Package namespacecontroller does what kube-apiserver's system-namespaces
 // controller and kube-controller-manager's namespace controller do: it
 // creates the system namespaces, and empties a namespace marked for
-// deletion (its Jobs, Pods, Events, and Services with their endpoints)
+// deletion (its CronJobs, Jobs, Pods, Events, and Services with their endpoints)
 // before removing the "kubernetes" finalizer that lets it go. It talks
 // only to the store, and runs on package controller's skeleton.
 package namespacecontroller
@@ -82,7 +82,7 @@ func New(cfg Config) *Controller {
 	}
 	c := &Controller{store: cfg.Store, resync: cfg.Resync}
 	watches := []controller.Watch{{Resource: db.Namespaces, OnEvent: c.onNamespaceEvent}}
-	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Services} {
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Services} {
 		watches = append(watches, controller.Watch{Resource: r, OnEvent: c.onContentEvent})
 	}
 	c.loop = controller.New(controller.Config[string]{Name: "namespace", Store: cfg.Store, Watches: watches, Sync: c.sync})
@@ -158,13 +158,13 @@ func (c *Controller) finalize(ns string) bool {
 	return true
 }
 
-// deleteContent deletes the Jobs, Pods, Events, Services, Endpoints,
+// deleteContent deletes the CronJobs, Jobs, Pods, Events, Services, Endpoints,
 // EndpointSlices, ConfigMaps and Secrets of ns, as the namespace controller's deletecollection
 // calls do: Pods gracefully (their containers are stopped first), the rest
 // at once. It returns how many objects remain.
 func deleteContent(tx *db.Tx, ns string) (int, error) {
 	left := 0
-	for _, r := range []db.Resource{db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets} {
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets} {
 		objs, err := tx.List(r, ns, nil)
 		if err != nil {
 			return 0, err
