@@ -23,12 +23,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 	"github.com/skiff-sh/skiff/serviceproxy"
 )
 
 // The private containerd every test of this package shares, and the
-// skiffd and skiff binaries built once for them.
+// skiffd and skiff binaries built once for them; the log driver is built
+// beside skiffd, where skiffd finds it.
 var (
 	containerd *runtimetest.Env
 	skiffdBin  string
@@ -48,7 +50,8 @@ func runTests(m *testing.M) int {
 	return runtimetest.Main(m, func(env *runtimetest.Env, dir string) error {
 		containerd = env
 		skiffdBin, skiffBin = filepath.Join(dir, "skiffd"), filepath.Join(dir, "skiff")
-		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff"} {
+		driverBin := filepath.Join(dir, logs.DriverBinary)
+		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff", driverBin: "../cmd/skiff-log-driver"} {
 			build := exec.Command("go", "build", "-o", bin, pkg)
 			build.Stdout, build.Stderr = os.Stderr, os.Stderr
 			if err := build.Run(); err != nil {
