@@ -125,7 +125,7 @@ bench: deps test-image
 	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 30m ./daemon/
 
 # bench-log-driver measures one container's log driver process: exec to
-# its first write, and PSS, RSS and private memory (smaps_rollup) with 1
+# its first write, and PSS, RSS and private memory (smaps_rollup) with 1, 3
 # and 20 drivers running (BENCHMARKS.md). SKIFF_LOG_DRIVER=<binary> measures
 # another driver the same way, e.g. an older skiffd.
 bench-log-driver:
