@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/logs"
 )
@@ -70,6 +71,39 @@ func TestLogDriverProcess(t *testing.T) {
 		if line != "line "+strconv.Itoa(i) {
 			t.Fatalf("line %d of the log is %q (after %d before the restart)", i, line, len(before))
 		}
+	}
+}
+
+// TestLogsPreviousAttempt checks `logs --previous` through the drivers of
+// two attempts of one container: each attempt's driver writes its own file.
+func TestLogsPreviousAttempt(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	pod := shPod("twice", corev1.RestartPolicyAlways,
+		"if [ -f /data/ran ]; then echo second; exec sleep 3600; fi; touch /data/ran; echo first")
+	if _, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, s.client, pod.Name, time.Minute, "to run its second attempt", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].RestartCount == 1 && cs[0].State.Running != nil
+	})
+	podLog := func(previous bool) string {
+		rc, err := s.client.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{Previous: previous}).Stream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	waitFor(t, 30*time.Second, "the second attempt's line", func() (bool, error) { return podLog(false) == "second\n", nil })
+	if got := podLog(true); got != "first\n" {
+		t.Errorf("logs --previous = %q, want the first attempt's %q", got, "first\n")
 	}
 }
 
