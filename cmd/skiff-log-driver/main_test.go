@@ -24,29 +24,34 @@ import (
 const driverBinEnv = "SKIFF_LOG_DRIVER"
 
 // driverBin is the binary under test: built from this package once per test
-// binary, or the one driverBinEnv names.
-var driverBin string
+// binary, or the one driverBinEnv names. floorBin is testdata/floor, the
+// least a driver in Go can be, which the benchmark measures beside it.
+var driverBin, floorBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
 
 func runTests(m *testing.M) int {
-	if driverBin = os.Getenv(driverBinEnv); driverBin != "" {
-		return m.Run()
-	}
 	dir, err := os.MkdirTemp("", "skiff-log-driver")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	driverBin = filepath.Join(dir, "skiff-log-driver")
-	build := exec.Command("go", "build", "-o", driverBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the log driver:", err)
-		return 1
+	driverBin, floorBin = os.Getenv(driverBinEnv), filepath.Join(dir, "floor")
+	builds := map[string]string{floorBin: "./testdata/floor"}
+	if driverBin == "" {
+		driverBin = filepath.Join(dir, logs.DriverBinary)
+		builds[driverBin] = "."
+	}
+	for bin, pkg := range builds {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n", pkg, err)
+			return 1
+		}
 	}
 	return m.Run()
 }
@@ -64,9 +69,9 @@ type driver struct {
 	stderr    bytes.Buffer
 }
 
-// startDriver starts a driver of the log at path; text is in its stdout
-// pipe already when it starts.
-func startDriver(tb testing.TB, arg, text string) *driver {
+// startDriver starts driver bin for the log arg names; text is in its
+// stdout pipe already when it starts.
+func startDriver(tb testing.TB, bin, arg, text string) *driver {
 	tb.Helper()
 	var fds [6]*os.File
 	for i := 0; i < len(fds); i += 2 {
@@ -81,7 +86,7 @@ func startDriver(tb testing.TB, arg, text string) *driver {
 	if _, err := outW.WriteString(text); err != nil {
 		tb.Fatal(err)
 	}
-	d.cmd = exec.Command(driverBin, logs.DriverArg, arg)
+	d.cmd = exec.Command(bin, logs.DriverArg, arg)
 	d.cmd.Env = []string{"CONTAINER_ID=c1", "CONTAINER_NAMESPACE=skiff"}
 	d.cmd.ExtraFiles = []*os.File{outR, errR, readyW}
 	d.cmd.Stderr = &d.stderr
@@ -124,7 +129,7 @@ var criLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z (
 
 func TestDriverWritesCRILog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ns_pod_uid", "c", "0.log")
-	d := startDriver(t, path, "one\n")
+	d := startDriver(t, driverBin, path, "one\n")
 	d.waitReady(t)
 	if !isLocked(t, path) {
 		t.Error("the log file is not locked while the driver runs")
@@ -166,7 +171,7 @@ func TestDriverWritesCRILog(t *testing.T) {
 func TestDriverRotates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "0.log")
 	arg := logs.Rotation{MaxSize: 200, MaxFiles: 3}.Arg(path)
-	d := startDriver(t, arg, strings.Repeat("0123456789012345678901234567890123456789\n", 20))
+	d := startDriver(t, driverBin, arg, strings.Repeat("0123456789012345678901234567890123456789\n", 20))
 	d.waitReady(t)
 	if err := d.finish(t); err != nil {
 		t.Fatalf("driver: %v\n%s", err, d.stderr.String())
@@ -201,7 +206,7 @@ func TestDriverUsage(t *testing.T) {
 // TestDriverBadArgument checks that a driver that cannot write still closes
 // the ready pipe (the shim would wait for it) and says why.
 func TestDriverBadArgument(t *testing.T) {
-	d := startDriver(t, "relative/0.log", "")
+	d := startDriver(t, driverBin, "relative/0.log", "")
 	d.waitReady(t)
 	err := d.finish(t)
 	var exit *exec.ExitError
@@ -234,32 +239,40 @@ func isLocked(t *testing.T, path string) bool {
 // a loaded machine disturbs least), and its memory once it wrote it, from
 // /proc/<pid>/smaps_rollup: PSS (shared pages split among the processes that
 // map them), RSS and private pages. With drivers=N, N run at once, as N
-// containers' drivers do: their code pages are shared.
-// SKIFF_LOG_DRIVER=<binary> measures another driver the same way.
+// containers' drivers do: their code pages are shared. The floor is
+// testdata/floor measured the same way. SKIFF_LOG_DRIVER=<binary> measures
+// another driver in place of skiff-log-driver.
 func BenchmarkDriverProcess(b *testing.B) {
-	for _, n := range []int{1, 3, 20} {
-		b.Run(fmt.Sprintf("drivers=%d", n), func(b *testing.B) {
-			var firstWrites []time.Duration
-			var mem memory
-			for range b.N {
-				t, m := measureDrivers(b, n)
-				firstWrites = append(firstWrites, t...)
-				mem = mem.add(m)
-			}
-			slices.Sort(firstWrites)
-			runs := float64(b.N * n)
-			b.ReportMetric(float64(firstWrites[len(firstWrites)/2].Microseconds())/1000, "ms-to-first-write")
-			b.ReportMetric(float64(mem.pss)/runs, "PSS-kB")
-			b.ReportMetric(float64(mem.rss)/runs, "RSS-kB")
-			b.ReportMetric(float64(mem.private)/runs, "private-kB")
-			b.ReportMetric(0, "ns/op")
-		})
+	for _, bin := range []string{driverBin, floorBin} {
+		for _, n := range []int{1, 3, 20} {
+			b.Run(fmt.Sprintf("%s/drivers=%d", filepath.Base(bin), n), func(b *testing.B) {
+				benchmarkDrivers(b, bin, n)
+			})
+		}
 	}
 }
 
-// measureDrivers starts n drivers, one after the other, and returns their
+// benchmarkDrivers measures n drivers bin at once.
+func benchmarkDrivers(b *testing.B, bin string, n int) {
+	var firstWrites []time.Duration
+	var mem memory
+	for range b.N {
+		t, m := measureDrivers(b, bin, n)
+		firstWrites = append(firstWrites, t...)
+		mem = mem.add(m)
+	}
+	slices.Sort(firstWrites)
+	runs := float64(b.N * n)
+	b.ReportMetric(float64(firstWrites[len(firstWrites)/2].Microseconds())/1000, "ms-to-first-write")
+	b.ReportMetric(float64(mem.pss)/runs, "PSS-kB")
+	b.ReportMetric(float64(mem.rss)/runs, "RSS-kB")
+	b.ReportMetric(float64(mem.private)/runs, "private-kB")
+	b.ReportMetric(0, "ns/op")
+}
+
+// measureDrivers starts n drivers bin, one after the other, and returns their
 // exec-to-first-write times and the sum of their memory once all run.
-func measureDrivers(b *testing.B, n int) ([]time.Duration, memory) {
+func measureDrivers(b *testing.B, bin string, n int) ([]time.Duration, memory) {
 	dir := b.TempDir()
 	var firstWrites []time.Duration
 	var mem memory
@@ -270,7 +283,7 @@ func measureDrivers(b *testing.B, n int) ([]time.Duration, memory) {
 			b.Fatal(err)
 		}
 		w := watchWrite(b, path)
-		drivers[i] = startDriver(b, path, "first line\n")
+		drivers[i] = startDriver(b, bin, path, "first line\n")
 		firstWrites = append(firstWrites, w.wait(b).Sub(drivers[i].started))
 		drivers[i].waitReady(b)
 	}
