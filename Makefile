@@ -24,7 +24,7 @@ BINDIR  ?= $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR  ?= $(PREFIX)/share/doc/skiff
 
-.PHONY: all deps build test-image test unit deadcode integration scale helm-test run bench chaos clean install uninstall
+.PHONY: all deps build test-image test unit deadcode integration scale helm-test run bench bench-log-driver chaos clean install uninstall
 
 all: build
 
@@ -43,10 +43,11 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-# build makes skiffd (the daemon, which is also its containers' log driver)
-# and skiff (the client: `skiff run`).
+# build makes skiffd (the daemon), skiff-log-driver (its containers' log
+# driver, which skiffd finds beside itself) and skiff (the client: `skiff run`).
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/skiffd ./cmd/skiffd
+	$(GO) build -o $(BIN)/skiff-log-driver ./cmd/skiff-log-driver
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/skiff ./cmd/skiff
 
 # install puts the binaries, the unit (its paths rewritten for PREFIX) and
@@ -54,6 +55,7 @@ build:
 # run by systemd it reloads systemd. It never touches the data dir.
 install: build
 	install -D -m 0755 $(BIN)/skiffd $(DESTDIR)$(BINDIR)/skiffd
+	install -D -m 0755 $(BIN)/skiff-log-driver $(DESTDIR)$(BINDIR)/skiff-log-driver
 	install -D -m 0755 $(BIN)/skiff $(DESTDIR)$(BINDIR)/skiff
 	install -d $(DESTDIR)$(UNITDIR)
 	sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/share/doc/skiff/|$(DOCDIR)/|g' \
@@ -66,7 +68,7 @@ install: build
 # first (its pods keep running: KillMode=process); /var/lib/skiff stays.
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl disable --now skiffd.service 2>/dev/null || true; fi
-	rm -f $(DESTDIR)$(BINDIR)/skiffd $(DESTDIR)$(BINDIR)/skiff $(DESTDIR)$(UNITDIR)/skiffd.service
+	rm -f $(DESTDIR)$(BINDIR)/skiffd $(DESTDIR)$(BINDIR)/skiff-log-driver $(DESTDIR)$(BINDIR)/skiff $(DESTDIR)$(UNITDIR)/skiffd.service
 	rm -f $(DESTDIR)$(DOCDIR)/README.md
 	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
@@ -135,6 +137,13 @@ run: deps build test-image
 # BENCHMARKS.md).
 bench: deps test-image
 	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 30m ./daemon/ ./network/
+
+# bench-log-driver measures one container's log driver process: exec to
+# its first write, and PSS, RSS and private memory (smaps_rollup) with 1, 3
+# and 20 drivers running (BENCHMARKS.md). SKIFF_LOG_DRIVER=<binary> measures
+# another driver the same way, e.g. an older skiffd.
+bench-log-driver:
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 50x ./cmd/skiff-log-driver/
 
 clean:
 	rm -rf $(BIN) build

@@ -77,3 +77,30 @@ func TestDependencyDirection(t *testing.T) {
 		})
 	}
 }
+
+// TestLogDriverDependencies keeps the log driver small: one runs beside
+// every container, so all it links is paid for per container. It may use
+// the standard library and the logs package only, and not the heavy parts
+// of the standard library either (the network stack, HTTP, JSON, slog,
+// crypto).
+func TestLogDriverDependencies(t *testing.T) {
+	const pkg = "./cmd/skiff-log-driver"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	allowed := []string{module + "/logs", module + "/cmd/skiff-log-driver"}
+	// A trailing / forbids the packages under a path too.
+	heavy := []string{"net", "net/http", "net/http/", "encoding/json", "log/slog", "crypto", "crypto/", "os/exec", "text/template"}
+	for line := range strings.Lines(string(out)) {
+		dep, standard, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if standard != "true" && !slices.Contains(allowed, dep) {
+			t.Errorf("the log driver imports %s", dep)
+		}
+		for _, h := range heavy {
+			if dep == h || strings.HasSuffix(h, "/") && strings.HasPrefix(dep, h) {
+				t.Errorf("the log driver imports %s", dep)
+			}
+		}
+	}
+}

@@ -43,6 +43,7 @@ func TestMakeInstall(t *testing.T) {
 			make("install")
 			files := map[string]os.FileMode{
 				tt.root + "/bin/skiffd":                        0o755,
+				tt.root + "/bin/skiff-log-driver":              0o755,
 				tt.root + "/bin/skiff":                         0o755,
 				tt.root + "/lib/systemd/system/skiffd.service": 0o644,
 				tt.root + "/share/doc/skiff/README.md":         0o644,
@@ -78,6 +79,11 @@ func TestMakeInstall(t *testing.T) {
 			out, err := exec.Command(filepath.Join(dest, tt.root, "bin/skiffd"), "--version").CombinedOutput()
 			if err != nil || !strings.HasPrefix(string(out), "skiffd ") {
 				t.Errorf("installed skiffd --version: %v %q", err, out)
+			}
+			// The log driver answers a stray invocation with its usage.
+			out, err = exec.Command(filepath.Join(dest, tt.root, "bin/skiff-log-driver")).CombinedOutput()
+			if !strings.HasPrefix(string(out), "usage: ") {
+				t.Errorf("installed skiff-log-driver: %v %q, want its usage", err, out)
 			}
 			// systemd checks the unit as it would load it (the binary must
 			// exist at ExecStart's path: point it at the staged one).

@@ -61,6 +61,9 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		}}
 	}
 	path := kube.ContainerLogPath(s.cfg.LogRoot, pod, req.container, attempt)
+	req.opts.Skipped = func(file string, err error) {
+		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "path": file}).WithError(err).Error("skipping log line")
+	}
 	lw := &logWriter{w: w}
 	if err := logs.Write(r.Context(), lw, path, attempt, req.opts, follow); err != nil {
 		if !lw.started {

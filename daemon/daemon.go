@@ -49,7 +49,7 @@ type Config struct {
 	RestartBackoffBase  time.Duration
 	RestartBackoffMax   time.Duration
 	NodeName            string   // "" = the hostname
-	LogDriver           string   // binary the shim runs as log driver ("" = this executable)
+	LogDriver           string   // binary the shims run as log driver ("" = logs.DriverBinary beside this executable)
 	ImportImages        []string // image tarballs (OCI or docker-archive) imported at start
 	MaxImageSize        int64    // largest tarball POST /skiff/v1/images takes; 0 = api.DefaultMaxImageSize
 	RegistryConfig      string   // docker config.json with registry credentials; "" = none
@@ -124,6 +124,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
+	logDriver, err := findLogDriver(cfg.LogDriver)
+	if err != nil {
+		return err
+	}
 	node, err := describeNode(cfg.NodeName)
 	if err != nil {
 		return err
@@ -158,12 +162,6 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 	defer stopContainerd()
-	logDriver := cfg.LogDriver
-	if logDriver == "" {
-		if logDriver, err = os.Executable(); err != nil {
-			return fmt.Errorf("finding the log driver: %w", err)
-		}
-	}
 	rtOpts := []runtime.Option{
 		runtime.WithContainerdState(containerdState),
 		runtime.WithFIFODir(filepath.Join(runDir(cfg), "fifo")),

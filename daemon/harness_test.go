@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
@@ -30,7 +31,8 @@ import (
 )
 
 // The private containerd every test of this package shares, and the
-// skiffd and skiff binaries built once for them.
+// skiffd and skiff binaries built once for them; the log driver is built
+// beside skiffd, where skiffd finds it.
 var (
 	containerd *runtimetest.Env
 	skiffdBin  string
@@ -50,7 +52,8 @@ func runTests(m *testing.M) int {
 	return runtimetest.Main(m, func(env *runtimetest.Env, dir string) error {
 		containerd = env
 		skiffdBin, skiffBin = filepath.Join(dir, "skiffd"), filepath.Join(dir, "skiff")
-		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff"} {
+		driverBin := filepath.Join(dir, logs.DriverBinary)
+		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff", driverBin: "../cmd/skiff-log-driver"} {
 			build := exec.Command("go", "build", "-o", bin, pkg)
 			build.Stdout, build.Stderr = os.Stderr, os.Stderr
 			if err := build.Run(); err != nil {

@@ -12,9 +12,11 @@ import (
 
 // What one running container costs the node besides its own processes,
 // measured on Debian 12 with containerd 1.6: its shim has 11–12 threads
-// and 2.7 MiB of anonymous memory, its log driver 5–6 threads and 4.5 MiB.
-// Rounded up, with room for runc while it starts the container and for
-// the container's first process.
+// and 2.7 MiB of anonymous memory, its log driver 4 threads and 0.6 MiB
+// (skiff-log-driver; when skiffd was its own log driver, 5–6 threads and
+// 4.5 MiB, which these figures were rounded up from). Rounded up, with
+// room for runc while it starts the container and for the container's
+// first process.
 const (
 	pidsPerContainer   = 32
 	memoryPerContainer = 16 << 20

@@ -82,6 +82,7 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 	opts := logs.Options{Since: time.Now(), Live: true}
 	spec, _ := kube.FindContainer(&pod.Spec, container)
 	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": container})
+	opts.Skipped = func(file string, err error) { log.WithField("path", file).WithError(err).Error("skipping log line") }
 	switch {
 	case sio.Stdin != nil && spec != nil && spec.Stdin:
 		go s.forwardStdin(ctx, id, sio.Stdin, spec.StdinOnce, log)

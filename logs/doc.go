@@ -24,4 +24,9 @@
 // take a shared lock knows the file is complete; once it is, the path naming
 // another file means the file was rotated, and the same path names the
 // instance's file again otherwise (its driver ended).
+//
+// cmd/skiff-log-driver is RunDriver and nothing else, one process per
+// running container: every package this one imports is loaded into each of
+// them, so it imports the standard library only, and not its heavy parts
+// (deps_test.go checks).
 package logs

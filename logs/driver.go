@@ -11,10 +11,15 @@ import (
 	"time"
 )
 
-// DriverArg is the argument that marks a skiffd invocation as the log
-// driver: the shim runs `skiffd log-driver <arg>` (cio.BinaryIO with query
+// DriverBinary is the log driver's executable (cmd/skiff-log-driver),
+// built and installed beside skiffd, which looks for it there.
+const DriverBinary = "skiff-log-driver"
+
+// DriverArg is the first argument of a log driver invocation: the shim runs
+// `skiff-log-driver log-driver <arg>` (cio.BinaryIO with query
 // {"log-driver": arg}, arg from Rotation.Arg), with the container's stdout on
-// fd 3, stderr on fd 4, and a ready pipe on fd 5.
+// fd 3, stderr on fd 4, and a ready pipe on fd 5. Leftover sweeps know log
+// drivers by it.
 const DriverArg = "log-driver"
 
 // The file descriptors containerd's shim hands to a binary logger
@@ -27,7 +32,7 @@ const (
 
 // RunDriver is the log driver's main: it copies fd 3/4 into the CRI-format
 // file named by arg (an absolute path, or Rotation.Arg's file URL to rotate
-// it) until both close. cmd/skiffd calls it when os.Args[1] == DriverArg.
+// it) until both close. It is cmd/skiff-log-driver's work.
 //
 // It creates the file (0640, parents 0750) and holds an exclusive flock on
 // its current file until it returns, closes fd 5 once it is ready to read

@@ -15,7 +15,7 @@ import (
 )
 
 // driverEnv makes the test binary act as the log driver for the given path,
-// the way `skiffd log-driver <path>` does.
+// the way `skiff-log-driver log-driver <path>` does.
 const driverEnv = "SKIFF_LOGS_TEST_DRIVER"
 
 // TestMain lets the test binary be the log driver: for the re-exec tests

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/sirupsen/logrus"
 )
 
 // pollInterval is how often a following reader looks for new data.
@@ -26,6 +24,9 @@ type Options struct {
 	// shows before its line ends. Since then drops entries (not lines) older
 	// than it, and TailLines counts lines by where they begin.
 	Live bool
+	// Skipped, if set, is told of each line that is no CRI log entry: it
+	// is left out, as the kubelet leaves it out (and logs it).
+	Skipped func(path string, err error)
 }
 
 // Follow tells Write how to go on after the current attempt's file:
@@ -87,7 +88,7 @@ func Write(ctx context.Context, w io.Writer, path string, attempt int, opts Opti
 	if opts.Live && opts.TailLines == nil {
 		files = skipOlder(files, path, opts.Since)
 	}
-	c := &logCopy{sink: newSink(out, opts.Live), out: out, follow: follow}
+	c := &logCopy{sink: newSink(out, opts.Live), out: out, follow: follow, skipped: opts.Skipped}
 	for {
 		next, more, err := c.copyAttempt(ctx, path, files, attempt)
 		if errors.Is(err, errLimitReached) {
@@ -127,11 +128,12 @@ type nextAttempt struct {
 
 // logCopy is the reading state of a Write.
 type logCopy struct {
-	sink   lineSink
-	out    *output
-	follow *Follow
-	lines  *lineReader // of the file being read
-	name   string      // of the file being read
+	sink    lineSink
+	out     *output
+	follow  *Follow
+	skipped func(path string, err error) // Options.Skipped
+	lines   *lineReader                  // of the file being read
+	name    string                       // of the file being read
 }
 
 // copyAttempt writes the lines of one container instance's files (see
@@ -284,8 +286,9 @@ func (c *logCopy) catchUp(ctx context.Context) error {
 		}
 		e, err := parseEntry(line)
 		if err != nil {
-			// NOTE: the kubelet skips lines it cannot parse, too.
-			logrus.WithError(err).WithField("path", c.name).Error("skipping log line")
+			if c.skipped != nil {
+				c.skipped(c.name, err)
+			}
 			continue
 		}
 		if err := c.sink.add(e); err != nil {

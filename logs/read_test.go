@@ -112,11 +112,16 @@ func TestWrite(t *testing.T) {
 			writeLog(t, path, tc.entries...)
 			appendLog(t, path, tc.extra)
 			var out bytes.Buffer
+			var skipped []string
+			tc.opts.Skipped = func(file string, err error) { skipped = append(skipped, file) }
 			if err := Write(context.Background(), &out, path, 0, tc.opts, nil); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, out.String()); diff != "" {
 				t.Errorf("output (-want,+got):\n%s", diff)
+			}
+			if want := strings.Count(tc.extra, "garbage"); len(skipped) != want || want > 0 && skipped[0] != path {
+				t.Errorf("Skipped told of %q, want %s %d times", skipped, path, want)
 			}
 		})
 	}

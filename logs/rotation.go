@@ -55,7 +55,7 @@ func (r Rotation) Validate() error {
 }
 
 // Arg is the one argument the log driver of the file at path gets
-// (`skiffd log-driver <arg>`): a file URL carrying the policy,
+// (`skiff-log-driver log-driver <arg>`): a file URL carrying the policy,
 // file:///path?max-files=N&max-size=N. Without rotation it is path itself.
 //
 // NOTE: the shim passes every query parameter of the binary log URI as

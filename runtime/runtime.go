@@ -41,7 +41,8 @@ type Runtime struct {
 
 // New connects to containerd at address and uses namespace ns.
 // logDriver is the path of the binary the shim runs as the log driver
-// (normally skiffd itself, os.Executable()); it must be absolute.
+// (skiffd gives skiff-log-driver, which it finds beside itself; tests may
+// give their own binary); it must be absolute.
 func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*Runtime, error) {
 	if !filepath.IsAbs(logDriver) {
 		return nil, fmt.Errorf("log driver %q: not an absolute path", logDriver)

@@ -1,7 +1,8 @@
 // Command skiffd serves the Kubernetes Job and Pod API on one machine and
-// runs the pods through containerd. Run as `skiffd log-driver PATH` it is
-// the containerd log driver that writes one container's log file; `skiffd
-// version`, `skiffd images` and `skiffd backup` are small clients of it.
+// runs the pods through containerd; their log files are written by
+// skiff-log-driver (cmd/skiff-log-driver), which it expects beside itself.
+// `skiffd version`, `skiffd images` and `skiffd backup` are small clients
+// of it.
 package main
 
 import (
@@ -33,13 +34,6 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == logs.DriverArg {
-		if err := logs.RunDriver(os.Args[2]); err != nil {
-			fmt.Fprintln(os.Stderr, "skiffd log-driver:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	if len(os.Args) > 1 {
 		if sub, ok := subcommands[os.Args[1]]; ok {
 			if err := sub(context.Background(), os.Args[2:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -105,6 +99,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
 	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
+	fs.StringVar(&cfg.LogDriver, "log-driver", "", "the containers' log driver binary (default: "+logs.DriverBinary+" beside skiffd)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
 		return nil
