@@ -200,8 +200,9 @@ func sortStrings(s []string) { slices.Sort(s) }
 // waitReady waits until the Service's ready addresses are want.
 func waitReady(t testing.TB, c kubernetes.Interface, svc string, want ...string) {
 	t.Helper()
+	want = slices.Clone(want) // sorted here, never the caller's (its order names the pods)
 	sortStrings(want)
-	waitFor(t, 2*time.Minute, fmt.Sprintf("ready endpoints of %s = %v", svc, want), func() (bool, error) {
+	waitFor(t, time.Minute, fmt.Sprintf("ready endpoints of %s = %v", svc, want), func() (bool, error) {
 		ep, sl := readyAddresses(t, c, svc)
 		return slices.Equal(ep, want) && slices.Equal(sl, want), nil
 	})
