@@ -408,9 +408,15 @@ func (r *containerRun) wait(ctx context.Context, id string, exit <-chan runtime.
 // taken as killed (137).
 func (r *containerRun) stopAndWait(ctx context.Context, id string, grace time.Duration, exit <-chan runtime.ExitStatus) (runtime.ExitStatus, bool) {
 	for failures := 0; ; failures++ {
-		stopCtx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
+		// NOTE: the daemon's end cuts the stop short: skiffd must not wait
+		// out a container's grace (hours, for some) to exit; the container
+		// runs on, and recovery stops it again with what is left of it.
+		stopCtx, cancel := context.WithTimeout(ctx, grace+time.Minute)
 		err := r.w.m.cfg.Runtime.Stop(stopCtx, id, grace)
 		cancel()
+		if ctx.Err() != nil {
+			return runtime.ExitStatus{}, false
+		}
 		if err == nil {
 			select {
 			case st := <-exit:

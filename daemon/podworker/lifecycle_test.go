@@ -30,7 +30,10 @@ type script struct {
 	// or 137 when it ignores it: the runtime's escalation to SIGKILL).
 	runs        bool
 	ignoresTerm bool
-	probeCode   int // what an exec probe in it returns
+	// slowStop: a stop waits out its grace (the caller's context, in the
+	// test) and leaves the container running.
+	slowStop  bool
+	probeCode int // what an exec probe in it returns
 }
 
 // scriptedRuntime is a Runtime whose containers behave as their scripts
@@ -163,13 +166,19 @@ func (s *scriptedRuntime) Exec(_ context.Context, id string, cfg runtime.ExecCon
 	return code, nil
 }
 
-func (s *scriptedRuntime) Stop(_ context.Context, id string, grace time.Duration) error {
+func (s *scriptedRuntime) Stop(ctx context.Context, id string, grace time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stops = append(s.stops, grace)
 	in := s.instances[id]
 	if in == nil || in.state != runtime.StateRunning {
 		return nil
+	}
+	if s.scripts[in.cfg.Labels[runtime.LabelContainerName]].slowStop {
+		s.mu.Unlock()
+		<-ctx.Done()
+		s.mu.Lock()
+		return ctx.Err()
 	}
 	code := int32(143)
 	if s.scripts[in.cfg.Labels[runtime.LabelContainerName]].ignoresTerm {
@@ -459,6 +468,50 @@ func TestPodStop(t *testing.T) {
 			}
 			l.stop()
 			l.stop = nil
+		}
+	})
+	t.Run("the daemon's end cuts a long grace short", func(t *testing.T) {
+		t.Parallel()
+		l := newLifecycle(t, map[string]script{"main": {runs: true, slowStop: true}})
+		l.create(onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main"}))
+		l.run()
+		l.waitPod("p", "running", isRunning("main"))
+		obj, err := l.store.Get(db.Pods, "default", "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := obj.(*corev1.Pod)
+		now := metav1.NewTime(l.clock.Now())
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, ptr(int64(3600))
+		if err := l.store.Update(db.Pods, pod); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(l.rt.graces()) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the container was never stopped")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		l.stop() // returns at once, though the stop has an hour to go
+		l.stop = nil
+		if _, _, left := l.rt.counts("main"); left != 1 {
+			t.Fatalf("%d instances after the daemon stopped mid-stop, want the running one", left)
+		}
+		if _, err := l.store.Get(db.Pods, "default", "p"); err != nil {
+			t.Fatalf("the pod after the daemon stopped mid-stop: %v", err)
+		}
+		// The next run stops it again, with what is left of the grace.
+		l.rt.mu.Lock()
+		l.rt.scripts["main"] = script{runs: true}
+		l.rt.mu.Unlock()
+		l.run()
+		l.waitGone("p")
+		if _, _, left := l.rt.counts("main"); left != 0 {
+			t.Errorf("%d instances left after the pod went", left)
+		}
+		if got := l.rt.graces(); len(got) != 2 || got[1] > time.Hour || got[1] < 59*time.Minute {
+			t.Errorf("stops with grace %v, want the hour twice (less what passed); events %q", got, l.rec.all())
 		}
 	})
 	t.Run("liveness failure restarts", func(t *testing.T) {
