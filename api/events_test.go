@@ -15,7 +15,7 @@ import (
 // storeEvents stores events on a job and a pod (as the recorders do).
 func storeEvents(t *testing.T, store *db.Store) {
 	t.Helper()
-	ts := metav1.NewTime(time.Now().Add(-time.Minute))
+	ts := metav1.NewTime(time.Now().Add(-10 * time.Minute))
 	job := corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: "default", Name: "pi", UID: "job-uid"}
 	pod := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "default", Name: "pi-abcde", UID: "pod-uid",
 		FieldPath: "spec.containers{pi}"}
@@ -77,9 +77,9 @@ func TestEventTable(t *testing.T) {
 		rows = append(rows, row.Cells)
 	}
 	want := [][]any{ // by name
-		{"60s", "Warning", "BackOff", "pod/pi-abcde", "spec.containers{pi}", "kubelet, node-a",
-			"Back-off restarting failed container pi", "60s", float64(3), "pi-abcde.2"},
-		{"60s", "Normal", "SuccessfulCreate", "job/pi", "", "job-controller", "Created pod: pi-abcde", "60s", float64(1), "pi.1"},
+		{"10m", "Warning", "BackOff", "pod/pi-abcde", "spec.containers{pi}", "kubelet, node-a",
+			"Back-off restarting failed container pi", "10m", float64(3), "pi-abcde.2"},
+		{"10m", "Normal", "SuccessfulCreate", "job/pi", "", "job-controller", "Created pod: pi-abcde", "10m", float64(1), "pi.1"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
