@@ -310,12 +310,15 @@ func TestClusterIPService(t *testing.T) {
 		t.Errorf("web-a through its own Service:\n%s", out)
 	}
 
-	// kubectl shows the Service, its Endpoints and slices.
+	// kubectl shows the Service, its Endpoints and slices (addresses in
+	// order).
+	byIP := slices.Clone(ips)
+	sortStrings(byIP)
 	out = s.kubectl(t, "get", "svc,endpoints,endpointslices", "-o", "wide")
 	for _, want := range []string{
 		"service/web   ClusterIP   " + clusterIP + "   <none>        80/TCP",
 		"app=web",
-		"endpoints/web   " + ips[0], "endpointslice.discovery.k8s.io/web-", "IPv4          8080",
+		"endpoints/web   " + byIP[0], "endpointslice.discovery.k8s.io/web-", "IPv4          8080",
 	} {
 		if !strings.Contains(out, want) && !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("kubectl get svc,endpoints,endpointslices lacks %q:\n%s", want, out)
@@ -323,7 +326,7 @@ func TestClusterIPService(t *testing.T) {
 	}
 	out = s.kubectl(t, "describe", "service", "web")
 	for _, want := range []string{"Selector:                 app=web", "Type:                     ClusterIP",
-		"IP:                       " + clusterIP, "TargetPort:               http/TCP", "Endpoints:                " + ips[0] + ":8080," + ips[1] + ":8080"} {
+		"IP:                       " + clusterIP, "TargetPort:               http/TCP", "Endpoints:                " + byIP[0] + ":8080," + byIP[1] + ":8080"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl describe service lacks %q:\n%s", want, out)
 		}
