@@ -222,6 +222,21 @@ func TestKubeletContainers(t *testing.T) {
 				if term := terminated(p, "c0"); term == nil || term.ExitCode != 137 {
 					t.Errorf("terminated %+v, want exit 137 (SIGKILL)", term)
 				}
+				// The kubelet's active deadline handler's event, on the pod
+				// (events are written behind the pod's status).
+				waitFor(t, 30*time.Second, "the DeadlineExceeded event", func() (bool, error) {
+					evs, err := s.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
+						FieldSelector: "involvedObject.name=" + p.Name + ",reason=DeadlineExceeded"})
+					if err != nil || len(evs.Items) == 0 {
+						return false, err
+					}
+					ev := evs.Items[0]
+					if len(evs.Items) != 1 || ev.Type != corev1.EventTypeNormal || ev.InvolvedObject.FieldPath != "" ||
+						ev.Message != "Pod was active on the node longer than the specified deadline" {
+						return false, fmt.Errorf("DeadlineExceeded events %+v, want one Normal on the pod", evs.Items)
+					}
+					return true, nil
+				})
 			},
 		},
 		"init container fails under Never": {
@@ -354,20 +369,25 @@ func TestKubeletContainers(t *testing.T) {
 				if d := last.FinishedAt.Sub(last.StartedAt.Time); d < 2*time.Second {
 					t.Errorf("killed %s after its start: want the probe, then at least 2s of grace", d)
 				}
-				// The kubelet's Unhealthy event carries the probe's output.
-				evs, err := s.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
-				if err != nil {
-					t.Fatal(err)
-				}
+				// The kubelet's Unhealthy event carries the probe's output
+				// (events are written behind the pod's status).
 				var unhealthy, killing []string
-				for _, ev := range evs.Items {
-					switch ev.Reason {
-					case "Unhealthy":
-						unhealthy = append(unhealthy, ev.Type+" "+ev.InvolvedObject.FieldPath+" "+ev.Message)
-					case "Killing":
-						killing = append(killing, ev.Message)
+				waitFor(t, 30*time.Second, "the Unhealthy and Killing events", func() (bool, error) {
+					evs, err := s.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + p.Name})
+					if err != nil {
+						return false, err
 					}
-				}
+					unhealthy, killing = nil, nil
+					for _, ev := range evs.Items {
+						switch ev.Reason {
+						case "Unhealthy":
+							unhealthy = append(unhealthy, ev.Type+" "+ev.InvolvedObject.FieldPath+" "+ev.Message)
+						case "Killing":
+							killing = append(killing, ev.Message)
+						}
+					}
+					return len(unhealthy) > 0 && len(killing) > 0, nil
+				})
 				if len(unhealthy) != 1 || unhealthy[0] != "Warning spec.containers{c0} Liveness probe failed: not alive\n" {
 					t.Errorf("Unhealthy events %q, want one Warning on spec.containers{c0} with the probe's output", unhealthy)
 				}
