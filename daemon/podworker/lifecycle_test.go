@@ -291,9 +291,30 @@ func (l *lifecycle) run() {
 // restart stops the Manager and runs a new one on the same store and
 // runtime: a restart of skiffd.
 func (l *lifecycle) restart() {
+	l.halt()
+	l.run()
+}
+
+// halt stops the Manager: skiffd stopping.
+func (l *lifecycle) halt() {
 	l.stop()
 	l.stop = nil
-	l.run()
+}
+
+// markDeleted gives the stored pod name a deletion timestamp of now and
+// grace seconds, as a DELETE through the API does.
+func (l *lifecycle) markDeleted(name string, grace int64) {
+	l.t.Helper()
+	obj, err := l.store.Get(db.Pods, "default", name)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	pod := obj.(*corev1.Pod)
+	now := metav1.NewTime(l.clock.Now())
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, &grace
+	if err := l.store.Update(db.Pods, pod); err != nil {
+		l.t.Fatal(err)
+	}
 }
 
 func (l *lifecycle) create(pod *corev1.Pod) {
@@ -445,16 +466,7 @@ func TestPodStop(t *testing.T) {
 			l.create(onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main"}))
 			l.run()
 			l.waitPod("p", "running", isRunning("main"))
-			obj, err := l.store.Get(db.Pods, "default", "p")
-			if err != nil {
-				t.Fatal(err)
-			}
-			pod := obj.(*corev1.Pod)
-			now := metav1.NewTime(l.clock.Now())
-			pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, ptr(int64(7))
-			if err := l.store.Update(db.Pods, pod); err != nil {
-				t.Fatal(err)
-			}
+			l.markDeleted("p", 7)
 			l.waitGone("p")
 			// The grace left of the deletion's 7s, a moment after it.
 			if got := l.rt.graces(); len(got) != 1 || got[0] > 7*time.Second || got[0] < 6*time.Second {
@@ -466,8 +478,7 @@ func TestPodStop(t *testing.T) {
 			if events := strings.Join(l.rec.all(), "\n"); !strings.Contains(events, "spec.containers{main} Normal Killing Stopping container main") {
 				t.Errorf("no Killing event in %q", events)
 			}
-			l.stop()
-			l.stop = nil
+			l.halt()
 		}
 	})
 	t.Run("the daemon's end cuts a long grace short", func(t *testing.T) {
@@ -476,16 +487,7 @@ func TestPodStop(t *testing.T) {
 		l.create(onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main"}))
 		l.run()
 		l.waitPod("p", "running", isRunning("main"))
-		obj, err := l.store.Get(db.Pods, "default", "p")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pod := obj.(*corev1.Pod)
-		now := metav1.NewTime(l.clock.Now())
-		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, ptr(int64(3600))
-		if err := l.store.Update(db.Pods, pod); err != nil {
-			t.Fatal(err)
-		}
+		l.markDeleted("p", 3600)
 		deadline := time.Now().Add(10 * time.Second)
 		for len(l.rt.graces()) == 0 {
 			if time.Now().After(deadline) {
@@ -493,8 +495,7 @@ func TestPodStop(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		l.stop() // returns at once, though the stop has an hour to go
-		l.stop = nil
+		l.halt() // returns at once, though the stop has an hour to go
 		if _, _, left := l.rt.counts("main"); left != 1 {
 			t.Fatalf("%d instances after the daemon stopped mid-stop, want the running one", left)
 		}
@@ -520,7 +521,8 @@ func TestPodStop(t *testing.T) {
 		l.create(onePod("p", corev1.RestartPolicyAlways, corev1.Container{Name: "main",
 			LivenessProbe: &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1,
 				ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}}}))
-		pod := l.waitPodAfterRun("p", func(p *corev1.Pod) bool {
+		l.run()
+		pod := l.waitPod("p", "restarted", func(p *corev1.Pod) bool {
 			cs := kube.ContainerStatus(p.Status.ContainerStatuses, "main")
 			return cs != nil && cs.RestartCount >= 1
 		})
@@ -539,12 +541,6 @@ func TestPodStop(t *testing.T) {
 			}
 		}
 	})
-}
-
-func (l *lifecycle) waitPodAfterRun(name string, cond func(*corev1.Pod) bool) *corev1.Pod {
-	l.t.Helper()
-	l.run()
-	return l.waitPod(name, "as wanted", cond)
 }
 
 // TestPodRecovery: a restarted Manager takes over what an earlier run
