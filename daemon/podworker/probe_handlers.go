@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -44,7 +46,7 @@ func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe,
 	case p.TCPSocket != nil:
 		res, err = r.tcpProbe(ctx, p.TCPSocket)
 	case p.GRPC != nil:
-		res, err = r.grpcProbe(ctx, p.GRPC)
+		res, err = r.grpcProbe(ctx, p.GRPC, timeout)
 	default:
 		return resultUnknown, ""
 	}
@@ -199,15 +201,19 @@ func (r *containerRun) tcpProbe(ctx context.Context, t *corev1.TCPSocketAction) 
 
 // grpcProbe asks the gRPC health service (grpc.health.v1) for the service:
 // SERVING passes.
-func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction) (probeResult, error) {
+func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction, timeout time.Duration) (probeResult, error) {
 	addr := net.JoinHostPort(r.probeHost(""), strconv.Itoa(int(g.Port)))
 	conn, err := grpc.DialContext(ctx, addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUserAgent(probeUserAgent),
 		grpc.WithBlock(),
 	)
+	// The failures say what the kubelet's gRPC prober says.
+	if errors.Is(err, context.DeadlineExceeded) {
+		return resultFailure, probeFailure(fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err))
+	}
 	if err != nil {
-		return resultFailure, err
+		return resultFailure, probeFailure(fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err))
 	}
 	defer conn.Close()
 	service := ""
@@ -215,8 +221,14 @@ func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction) (pro
 		service = *g.Service
 	}
 	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
-	if err != nil {
-		return resultFailure, err
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.Unimplemented:
+		return resultFailure, probeFailure(fmt.Sprintf("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", status.Convert(err).Message()))
+	case codes.DeadlineExceeded:
+		return resultFailure, probeFailure(fmt.Sprintf("timeout: health rpc did not complete within %v", timeout))
+	default:
+		return resultFailure, probeFailure(fmt.Sprintf("error: health rpc probe failed: %+v", err))
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		return resultFailure, probeFailure(fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String()))

@@ -125,7 +125,7 @@ func TestGRPCProbe(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if got, err := r.grpcProbe(ctx, &corev1.GRPCAction{Port: port, Service: tc.service}); got != tc.want {
+			if got, err := r.grpcProbe(ctx, &corev1.GRPCAction{Port: port, Service: tc.service}, 5*time.Second); got != tc.want {
 				t.Errorf("got %v (%v), want %v", got, err, tc.want)
 			}
 		})
