@@ -173,10 +173,10 @@ func (w *worker) runPod(ctx context.Context, pod *corev1.Pod) bool {
 	}
 	w.startEphemeral(ctx, pod)
 	sidecars, ok := w.runInit(ctx, pod)
-	// A pod being deleted starts no container; but those an earlier run
-	// left running are stopped as the deletion says (grace, preStop), not
-	// removed at once with the pod.
-	if ok && (!w.stopping() || w.hasAdopted()) && ctx.Err() == nil {
+	// NOTE: also for a pod being deleted: its containers start nothing
+	// (start checks), but those an earlier run left running are stopped as
+	// the deletion says (grace, preStop), not removed with the pod.
+	if ok && ctx.Err() == nil {
 		ok = w.runRegular(ctx, pod)
 	}
 	if ctx.Err() != nil {
@@ -529,14 +529,6 @@ func (w *worker) takeAdopted(name string) []runtime.Container {
 }
 
 // removeAdopted removes recovered instances that no container loop took over.
-// hasAdopted reports whether instances found at recovery wait for their
-// container's run to take them over.
-func (w *worker) hasAdopted() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.adopted) > 0
-}
-
 func (w *worker) removeAdopted() {
 	w.mu.Lock()
 	adopted := w.adopted
