@@ -49,7 +49,7 @@ func TestSystemdNotify(t *testing.T) {
 	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("skiffd exited %d after SIGTERM", code)
 	}
-	waitFor(t, 10*time.Second, "STOPPING=1", func() (bool, error) { return n.count("STOPPING=1") == 1, nil })
+	waitFor(t, time.Minute, "STOPPING=1", func() (bool, error) { return n.count("STOPPING=1") == 1, nil })
 
 	got := n.received()
 	ready, stopping := -1, -1
