@@ -42,7 +42,7 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"namespace controller uses the store only": {pkg: "daemon/namespacecontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
-		"pod worker never imports api": {pkg: "daemon/podworker", forbidden: []string{module + "/api"}},
+		"pod worker never imports api": {pkg: "kubelet/podworker", forbidden: []string{module + "/api"}},
 		"service proxy reads the store only": {pkg: "daemon/proxier", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"cluster dns reads the store only": {pkg: "daemon/clusterdns", forbidden: []string{

@@ -14,10 +14,10 @@ import (
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
-	"github.com/skiff-sh/skiff/daemon/podworker"
-	"github.com/skiff-sh/skiff/daemon/stats"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/podworker"
+	"github.com/skiff-sh/skiff/kubelet/stats"
 )
 
 // BenchmarkScrape measures one scrape of /metrics with every metric skiffd

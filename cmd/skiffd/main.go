@@ -27,7 +27,7 @@ import (
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
-	"github.com/skiff-sh/skiff/daemon/stats"
+	"github.com/skiff-sh/skiff/kubelet/stats"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
