@@ -28,7 +28,9 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/internal/buildinfo"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet"
 	"github.com/skiff-sh/skiff/kubelet/podworker"
 	"github.com/skiff-sh/skiff/kubelet/stats"
 	"github.com/skiff-sh/skiff/logs"
@@ -128,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return err
 	}
-	node, err := describeNode(cfg.NodeName)
+	node, err := kubelet.DescribeNode(cfg.NodeName)
 	if err != nil {
 		return err
 	}
@@ -193,17 +195,17 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	maxContainers := cfg.MaxContainers
 	if maxContainers == 0 {
 		var why string
-		maxContainers, why = defaultMaxContainers(node.memory.Value())
+		maxContainers, why = kubelet.DefaultMaxContainers(node.Memory.Value())
 		logrus.WithField("max", maxContainers).Info("containers running at once capped by the machine: " + why)
 	}
 	logRoot := filepath.Join(cfg.DataDir, "logs")
-	facts := gatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
+	facts := kubelet.GatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
 	broadcaster := events.NewBroadcaster(events.Config{Store: store})
-	retryNode, err := startOrRetry("registering node "+node.name, func() error {
-		return startNode(store, node, facts, broadcaster)
+	retryNode, err := startOrRetry("registering node "+node.Name, func() error {
+		return kubelet.StartNode(store, node, facts, broadcaster)
 	})
 	if err != nil {
-		return fmt.Errorf("registering node %s: %w", node.name, err)
+		return fmt.Errorf("registering node %s: %w", node.Name, err)
 	}
 	cfg.status("starting the controllers")
 	ctx, cancel := context.WithCancel(ctx)
@@ -237,20 +239,20 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
-		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
+		return kubelet.RunNodeStatus(ctx, store, node, facts, kubelet.NodeStatusInterval)
 	})
 
 	goRun("pod worker", podworker.New(podworker.Config{
 		Store:                    store,
 		Runtime:                  rt,
-		NodeName:                 node.name,
-		HostIP:                   node.hostIP,
+		NodeName:                 node.Name,
+		HostIP:                   node.HostIP,
 		LogRoot:                  logRoot,
-		CPU:                      node.cpu,
-		Memory:                   node.memory,
+		CPU:                      node.CPU,
+		Memory:                   node.Memory,
 		ReservedCPU:              cfg.SystemReserved[corev1.ResourceCPU],
 		ReservedMemory:           cfg.SystemReserved[corev1.ResourceMemory],
-		EphemeralStorage:         facts.storage,
+		EphemeralStorage:         facts.Storage,
 		ReservedEphemeralStorage: cfg.SystemReserved[corev1.ResourceEphemeralStorage],
 		VolumeRoot:               filepath.Join(cfg.DataDir, "volumes"),
 		SeccompRoot:              filepath.Join(cfg.DataDir, "seccomp"),
@@ -258,7 +260,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,
 		SweepInterval:            cfg.SweepInterval,
-		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.name}),
+		Recorder:                 broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node.Name}),
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,
 		Metrics:                  podworker.NewMetrics(reg),
@@ -270,7 +272,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 		// The API's own pod create strategy (api.Config's NodeName and
 		// NamespaceLifecycle below).
-		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
+		Pods:    kube.PodStrategy{NodeName: node.Name, NamespaceLifecycle: true},
 		Metrics: jobcontroller.NewMetrics(reg),
 	}).Run)
 	goRun("cronjob controller", cronjobcontroller.New(cronjobcontroller.Config{
@@ -282,16 +284,16 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	usage := stats.New(stats.Config{Source: rt, Interval: cfg.StatsInterval, Metrics: reg})
 	goRun("resource usage", usage.Run)
 	goRun("image garbage collector", func(ctx context.Context) error {
-		return collectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
+		return kubelet.CollectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
 	})
 	goRun("garbage collector", garbagecollector.New(garbagecollector.Config{Store: store}).Run)
 
 	handler := api.New(api.Config{
 		Store:    store,
 		LogRoot:  logRoot,
-		NodeName: node.name,
-		Version:  versionInfo(),
-		Streams:  &streams{rt: rt, logRoot: logRoot},
+		NodeName: node.Name,
+		Version:  buildinfo.Info(),
+		Streams:  kubelet.NewStreams(rt, logRoot),
 		ReadyChecks: []api.Check{{Name: "containerd", Check: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err
@@ -315,7 +317,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	for _, s := range servers {
 		goRun("http server", s.run)
 	}
-	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.name}).Info("skiffd serving")
+	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.Name}).Info("skiffd serving")
 	if cfg.Ready != nil {
 		cfg.Ready(listen, socket)
 	}
@@ -333,13 +335,13 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 // shadow part of the node's network. Any other fault is logged in one line
 // and shown on the pods, which wait for it to be fixed (never falling back
 // to the host's network).
-func startPodNetwork(cfg Config, node node, services serviceNetwork) (*network.Network, error) {
+func startPodNetwork(cfg Config, node kubelet.Node, services serviceNetwork) (*network.Network, error) {
 	podNet, err := network.New(network.Config{
 		DataDir:       filepath.Join(cfg.DataDir, "network"),
 		PluginDirs:    cfg.CNIBinDirs,
 		Subnet:        cfg.PodSubnet,
 		Bridge:        cfg.PodBridge,
-		HostIP:        node.hostIP,
+		HostIP:        node.HostIP,
 		ClusterDomain: services.domain,
 		ResolvConf:    cfg.ResolvConf,
 		ClusterDNS:    services.dnsIP,

@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"bytes"
@@ -27,20 +27,26 @@ type streamRuntime interface {
 
 var _ streamRuntime = (*runtime.Runtime)(nil)
 
-// streams is the kubelet's streaming half (api.Streams): exec runs a process
+// Streams is the kubelet's streaming half (api.Streams): exec runs a process
 // in the container's running instance; attach joins the client to the
 // instance's stdin and terminal through the runtime, and to its output by
 // following its log file (output never flows through skiffd otherwise, so
 // that it outlives skiffd).
-type streams struct {
+type Streams struct {
 	rt      streamRuntime
 	logRoot string
 }
 
-var _ api.Streams = (*streams)(nil)
+var _ api.Streams = (*Streams)(nil)
+
+// NewStreams returns the streams of the containers rt runs, whose log
+// files are under logRoot.
+func NewStreams(rt streamRuntime, logRoot string) *Streams {
+	return &Streams{rt: rt, logRoot: logRoot}
+}
 
 // Exec runs cmd in the running instance of the pod's container.
-func (s *streams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio api.StreamIO) (int, error) {
+func (s *Streams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio api.StreamIO) (int, error) {
 	id, _, err := runningInstance(pod, container)
 	if err != nil {
 		return 0, err
@@ -69,7 +75,7 @@ func (s *streams) Exec(ctx context.Context, pod *corev1.Pod, container string, c
 // instance's stdin when the container has one (spec stdin with a TTY: see
 // runtime's stdin.go); with stdinOnce, the first session that ends its
 // stdin closes the container's.
-func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio api.StreamIO) error {
+func (s *Streams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio api.StreamIO) error {
 	id, attempt, err := runningInstance(pod, container)
 	if err != nil {
 		return err
@@ -105,7 +111,7 @@ func (s *streams) Attach(ctx context.Context, pod *corev1.Pod, container string,
 
 // forwardStdin copies the client's stdin to the instance's until the client
 // ends it or the session goes.
-func (s *streams) forwardStdin(ctx context.Context, id string, in io.Reader, once bool, log *logrus.Entry) {
+func (s *Streams) forwardStdin(ctx context.Context, id string, in io.Reader, once bool, log *logrus.Entry) {
 	w, err := s.rt.AttachStdin(ctx, id)
 	if err != nil {
 		log.WithError(err).Debug("attach without stdin")
@@ -133,7 +139,7 @@ func drain(in io.Reader) {
 }
 
 // forwardResizes applies the client's terminal sizes to the instance's TTY.
-func (s *streams) forwardResizes(ctx context.Context, id string, sizes <-chan api.TerminalSize, log *logrus.Entry) {
+func (s *Streams) forwardResizes(ctx context.Context, id string, sizes <-chan api.TerminalSize, log *logrus.Entry) {
 	for size := range runtimeSizes(ctx, sizes) {
 		if err := s.rt.ResizeTTY(ctx, id, size); err != nil {
 			log.WithError(err).Debug("resizing the terminal")

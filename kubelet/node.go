@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"bufio"
@@ -10,36 +10,35 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/apimachinery/pkg/version"
-
-	"github.com/skiff-sh/skiff/internal/buildinfo"
 )
 
-// node describes this machine, the one node of skiff.
-type node struct {
-	name   string
-	hostIP string
-	cpu    resource.Quantity
-	memory resource.Quantity
+// Node describes this machine, the one node of skiff.
+type Node struct {
+	Name   string
+	HostIP string // the InternalIP
+	CPU    resource.Quantity
+	Memory resource.Quantity
 }
 
-func describeNode(name string) (node, error) {
+// DescribeNode reads this machine's name (name, or the hostname when
+// empty), address, CPUs and memory.
+func DescribeNode(name string) (Node, error) {
 	if name == "" {
 		host, err := os.Hostname()
 		if err != nil {
-			return node{}, fmt.Errorf("reading hostname: %w", err)
+			return Node{}, fmt.Errorf("reading hostname: %w", err)
 		}
 		name = strings.ToLower(host)
 	}
 	mem, err := memTotal()
 	if err != nil {
-		return node{}, err
+		return Node{}, err
 	}
-	return node{
-		name:   name,
-		hostIP: hostIP(),
-		cpu:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
-		memory: *resource.NewQuantity(mem, resource.BinarySI),
+	return Node{
+		Name:   name,
+		HostIP: hostIP(),
+		CPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		Memory: *resource.NewQuantity(mem, resource.BinarySI),
 	}, nil
 }
 
@@ -73,6 +72,3 @@ func memTotal() (int64, error) {
 	}
 	return 0, fmt.Errorf("no MemTotal in /proc/meminfo")
 }
-
-// versionInfo is what /version serves: the build's, from the Makefile.
-func versionInfo() version.Info { return buildinfo.Info() }

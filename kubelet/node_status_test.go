@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"os"
@@ -14,9 +14,9 @@ import (
 	"github.com/skiff-sh/skiff/db"
 )
 
-func testNodeFacts() (node, nodeFacts) {
-	n := node{name: "edge-1", hostIP: "10.0.0.5", cpu: resource.MustParse("4"), memory: resource.MustParse("8Gi")}
-	f := nodeFacts{hostname: "edge-1", containerdVersion: "1.6.20", storage: resource.MustParse("100Gi"),
+func testNodeFacts() (Node, NodeFacts) {
+	n := Node{Name: "edge-1", HostIP: "10.0.0.5", CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi")}
+	f := NodeFacts{hostname: "edge-1", containerdVersion: "1.6.20", Storage: resource.MustParse("100Gi"),
 		reserved: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
 		info:     corev1.NodeSystemInfo{KubeletVersion: "v1.34.0-skiff", ContainerRuntimeVersion: "containerd://1.6.20"}}
 	return n, f

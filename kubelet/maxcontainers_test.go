@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"os"
@@ -71,13 +71,13 @@ func TestCgroupPIDsMax(t *testing.T) {
 }
 
 func TestDefaultMaxContainers(t *testing.T) {
-	n, why := defaultMaxContainers(24 << 30)
+	n, why := DefaultMaxContainers(24 << 30)
 	pids, _ := pidLimit()
 	want := int(min(pids/2/pidsPerContainer, int64(24<<30)/4/memoryPerContainer))
 	if n != want || n < 1 {
-		t.Errorf("defaultMaxContainers(24 GiB) = %d (%s), want %d", n, why, want)
+		t.Errorf("DefaultMaxContainers(24 GiB) = %d (%s), want %d", n, why, want)
 	}
-	if n, _ := defaultMaxContainers(1 << 20); n != 1 {
-		t.Errorf("defaultMaxContainers(1 MiB) = %d, want at least 1", n)
+	if n, _ := DefaultMaxContainers(1 << 20); n != 1 {
+		t.Errorf("DefaultMaxContainers(1 MiB) = %d, want at least 1", n)
 	}
 }

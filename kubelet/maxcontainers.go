@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"bufio"
@@ -22,11 +22,11 @@ const (
 	memoryPerContainer = 16 << 20
 )
 
-// defaultMaxContainers derives --max-containers from the machine: half of
+// DefaultMaxContainers derives --max-containers from the machine: half of
 // the PIDs it allows (the rest is for the containers' own processes and
 // everything else) and a quarter of its memory, at the cost of one
 // container above. why says how it was found, for the log.
-func defaultMaxContainers(memory int64) (n int, why string) {
+func DefaultMaxContainers(memory int64) (n int, why string) {
 	pids, pidWhy := pidLimit()
 	byPIDs := pids / 2 / pidsPerContainer
 	byMemory := memory / 4 / memoryPerContainer

@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 // as the kubelet's ImageGCPeriod.
 const imageGCPeriod = 5 * time.Minute
 
-// collectImages removes unused images while the image disk is fuller than
+// CollectImages removes unused images while the image disk is fuller than
 // high percent, down to low percent, until ctx ends. Images named by a pod
 // that is not finished are kept even when no container uses them yet.
-func collectImages(ctx context.Context, store *db.Store, rt *runtime.Runtime, high, low int) error {
+func CollectImages(ctx context.Context, store *db.Store, rt *runtime.Runtime, high, low int) error {
 	if high <= 0 || high > 100 {
 		return nil // disabled, as the kubelet does with a threshold of 100
 	}

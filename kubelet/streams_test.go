@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"bytes"
@@ -111,7 +111,7 @@ func TestRunningInstance(t *testing.T) {
 
 func TestStreamsExec(t *testing.T) {
 	rt := &fakeStreamRuntime{code: 7}
-	s := &streams{rt: rt}
+	s := &Streams{rt: rt}
 	var out bytes.Buffer
 	code, err := s.Exec(context.Background(), streamsPod(), "dbg", []string{"ps", "aux"}, api.StreamIO{Stdout: &out})
 	if err != nil || code != 7 {
@@ -144,7 +144,7 @@ func TestForwardStdin(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			rt := &fakeStreamRuntime{noStdin: tc.noStdin}
-			s := &streams{rt: rt}
+			s := &Streams{rt: rt}
 			in := strings.NewReader("ls\n")
 			s.forwardStdin(context.Background(), "app3", in, tc.once, logrus.NewEntry(logrus.New()))
 			if diff := cmp.Diff(tc.want, rt.calls); diff != "" {
@@ -166,7 +166,7 @@ func TestForwardResizes(t *testing.T) {
 	sizes <- api.TerminalSize{Width: 2, Height: 1}
 	sizes <- api.TerminalSize{Width: 3, Height: 2}
 	close(sizes)
-	(&streams{rt: rt}).forwardResizes(context.Background(), "dbg0", sizes, logrus.NewEntry(logrus.New()))
+	(&Streams{rt: rt}).forwardResizes(context.Background(), "dbg0", sizes, logrus.NewEntry(logrus.New()))
 	if diff := cmp.Diff([]string{"resize dbg0 ww/h", "resize dbg0 www/hh"}, rt.calls); diff != "" {
 		t.Errorf("calls (-want,+got):\n%s", diff)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package kubelet
 
 import (
 	"bufio"
@@ -19,27 +19,28 @@ import (
 
 	"github.com/skiff-sh/skiff/daemon/events"
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/internal/buildinfo"
 	"github.com/skiff-sh/skiff/kube"
 )
 
-// nodeStatusInterval is how often the node's status is written again
+// NodeStatusInterval is how often the node's status is written again
 // when nothing changed (the kubelet's nodeStatusReportFrequency).
-const nodeStatusInterval = 5 * time.Minute
+const NodeStatusInterval = 5 * time.Minute
 
-// nodeFacts is what the Node object says of this machine beyond node.
-type nodeFacts struct {
+// NodeFacts is what the Node object says of this machine beyond Node.
+type NodeFacts struct {
 	hostname          string
 	containerdVersion string
 	reserved          corev1.ResourceList // --system-reserved
-	storage           resource.Quantity   // the data dir's filesystem size
+	Storage           resource.Quantity   // the data dir's filesystem size
 	info              corev1.NodeSystemInfo
 }
 
-// gatherNodeFacts reads the machine's identity and the data dir's size.
+// GatherNodeFacts reads the machine's identity and the data dir's size.
 // Unreadable files leave their fields empty, as the kubelet does.
-func gatherNodeFacts(dataDir, containerdVersion string, reserved corev1.ResourceList) nodeFacts {
+func GatherNodeFacts(dataDir, containerdVersion string, reserved corev1.ResourceList) NodeFacts {
 	host, _ := os.Hostname()
-	f := nodeFacts{
+	f := NodeFacts{
 		hostname: strings.ToLower(host),
 		// NOTE: Debian's containerd calls itself "1.6.20~ds1"; the kubelet
 		// shows the upstream version it packages.
@@ -53,13 +54,13 @@ func gatherNodeFacts(dataDir, containerdVersion string, reserved corev1.Resource
 			OSImage:         osImage("/etc/os-release"),
 			OperatingSystem: goruntime.GOOS,
 			Architecture:    goruntime.GOARCH,
-			KubeletVersion:  versionInfo().GitVersion,
+			KubeletVersion:  buildinfo.Info().GitVersion,
 		},
 	}
 	f.info.ContainerRuntimeVersion = "containerd://" + f.containerdVersion
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dataDir, &st); err == nil {
-		f.storage = *resource.NewQuantity(int64(st.Blocks)*int64(st.Bsize), resource.BinarySI)
+		f.Storage = *resource.NewQuantity(int64(st.Blocks)*int64(st.Bsize), resource.BinarySI)
 	}
 	return f
 }
@@ -91,11 +92,11 @@ func osImage(path string) string {
 // nodeObject is this machine as the kubelet registers it: labels,
 // capacity and allocatable, the four conditions of a healthy node, its
 // addresses and system info.
-func nodeObject(n node, f nodeFacts, now metav1.Time) *corev1.Node {
+func nodeObject(n Node, f NodeFacts, now metav1.Time) *corev1.Node {
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:              n.cpu,
-		corev1.ResourceMemory:           n.memory,
-		corev1.ResourceEphemeralStorage: f.storage,
+		corev1.ResourceCPU:              n.CPU,
+		corev1.ResourceMemory:           n.Memory,
+		corev1.ResourceEphemeralStorage: f.Storage,
 		corev1.ResourcePods:             *resource.NewQuantity(kube.DefaultMaxPods, resource.DecimalSI),
 		"hugepages-1Gi":                 resource.MustParse("0"),
 		"hugepages-2Mi":                 resource.MustParse("0"),
@@ -104,18 +105,18 @@ func nodeObject(n node, f nodeFacts, now metav1.Time) *corev1.Node {
 		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: message,
 			LastHeartbeatTime: now, LastTransitionTime: now}
 	}
-	addresses := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.hostIP}}
+	addresses := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.HostIP}}
 	if f.hostname != "" {
 		addresses = append(addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: f.hostname})
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: n.name,
+			Name: n.Name,
 			Labels: map[string]string{
 				"beta.kubernetes.io/arch": goruntime.GOARCH,
 				"beta.kubernetes.io/os":   goruntime.GOOS,
 				corev1.LabelArchStable:    goruntime.GOARCH,
-				corev1.LabelHostname:      n.name,
+				corev1.LabelHostname:      n.Name,
 				corev1.LabelOSStable:      goruntime.GOOS,
 			},
 		},
@@ -167,9 +168,9 @@ func registerNode(store *db.Store, want *corev1.Node) error {
 	})
 }
 
-// runNodeStatus writes the node's status again every interval (its
+// RunNodeStatus writes the node's status again every interval (its
 // heartbeat) until ctx ends.
-func runNodeStatus(ctx context.Context, store *db.Store, n node, f nodeFacts, interval time.Duration) error {
+func RunNodeStatus(ctx context.Context, store *db.Store, n Node, f NodeFacts, interval time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -187,32 +188,32 @@ func runNodeStatus(ctx context.Context, store *db.Store, n node, f nodeFacts, in
 	}
 }
 
-// startNode registers the node and records what the kubelet and the node
+// StartNode registers the node and records what the kubelet and the node
 // controller report when a node starts: "Starting kubelet." every time,
 // and when the node is new its conditions and its registration.
-func startNode(store *db.Store, n node, f nodeFacts, b *events.Broadcaster) error {
-	_, err := store.Get(db.Nodes, "", n.name)
+func StartNode(store *db.Store, n Node, f NodeFacts, b *events.Broadcaster) error {
+	_, err := store.Get(db.Nodes, "", n.Name)
 	created := errors.Is(err, db.ErrNotFound)
 	if err := registerNode(store, nodeObject(n, f, metav1.Now())); err != nil {
 		return err
 	}
 	// NOTE: the kubelet refers to its node with the node's name as uid.
-	ref := &corev1.ObjectReference{Kind: "Node", Name: n.name, UID: types.UID(n.name)}
-	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.name})
+	ref := &corev1.ObjectReference{Kind: "Node", Name: n.Name, UID: types.UID(n.Name)}
+	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name})
 	kubelet.Event(ref, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if !created {
 		return nil
 	}
 	for _, reason := range []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"} {
-		kubelet.Event(ref, corev1.EventTypeNormal, reason, "Node %s status is now: %s", n.name, reason)
+		kubelet.Event(ref, corev1.EventTypeNormal, reason, "Node %s status is now: %s", n.Name, reason)
 	}
 	kubelet.Event(ref, corev1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
-	kubelet.Event(ref, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", n.name)
-	obj, err := store.Get(db.Nodes, "", n.name)
+	kubelet.Event(ref, corev1.EventTypeNormal, "NodeReady", "Node %s status is now: NodeReady", n.Name)
+	obj, err := store.Get(db.Nodes, "", n.Name)
 	if err != nil {
 		return err
 	}
 	b.NewRecorder(corev1.EventSource{Component: "node-controller"}).
-		Event(obj, corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.name, n.name)
+		Event(obj, corev1.EventTypeNormal, "RegisteredNode", "Node %s event: Registered Node %s in Controller", n.Name, n.Name)
 	return nil
 }
