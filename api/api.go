@@ -16,9 +16,6 @@ import (
 // Config is what the API needs from the daemon.
 type Config struct {
 	Store *db.Store
-	// LogRoot is the root of the container log files:
-	// kube.ContainerLogPath(LogRoot, pod, container, attempt).
-	LogRoot string
 	// NodeName is the name of this node; bare Pods created without
 	// spec.nodeName are bound to it (skiff has no scheduler).
 	NodeName string
@@ -27,8 +24,8 @@ type Config struct {
 	ReadyChecks []Check
 	// Version is served at /version (GitVersion "v1.34.0-skiff" style).
 	Version version.Info
-	// Streams runs exec and attach sessions; nil = those subresources
-	// answer 503.
+	// Streams runs exec and attach sessions and serves container logs;
+	// nil = those subresources answer 503.
 	Streams Streams
 	// NamespaceLifecycle: objects may only be created in a namespace that
 	// exists and is not terminating (kube-apiserver's admission plugin of

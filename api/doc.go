@@ -2,8 +2,9 @@
 // batch/v1 Jobs and CronJobs and core/v1 Pods, and what goes with them (Events in core/v1
 // and events.k8s.io/v1, Namespaces, the Node, Services with their Endpoints
 // and discovery.k8s.io/v1 EndpointSlices), plus skiff's own image import
-// endpoint. It speaks to the store (package db) and reads container log
-// files; it never sees containerd. Kubernetes' object rules are not here:
+// endpoint. It speaks to the store (package db); what happens in the
+// containers (exec, attach, logs) it reaches through the kubelet's narrow
+// Streams interface, and it never sees containerd. Kubernetes' object rules are not here:
 // it calls package kube for them, as the controllers do, for every kind it
 // serves.
 //
@@ -20,8 +21,8 @@
 //	  │     patch.go   json, merge, strategic-merge and apply patches (apply.go)
 //	  │     delete.go  DELETE, deletecollection: grace, preconditions, propagation
 //	  │     table.go   Table answers for kubectl get (each kind's columns and cells)
-//	  ├─ pod subresources: log (log.go), exec and attach (exec.go, through the
-//	  │     narrow Streams interface), ephemeralcontainers, eviction
+//	  ├─ pod subresources: log (log.go), exec and attach (exec.go), all three
+//	  │     through the narrow Streams interface; ephemeralcontainers, eviction
 //	  ├─ metrics.k8s.io/v1beta1 PodMetrics and NodeMetrics (resourcemetrics.go,
 //	  │     through the narrow ResourceMetrics interface)
 //	  └─ POST /skiff/v1/images (images.go, through Images)
@@ -60,8 +61,9 @@
 //
 // Watches, log follows, exec and attach are long-running: they end when the
 // request's context does. The daemon's http.Server gives requests a
-// BaseContext cancelled on shutdown, so that they end then too. Which log
-// instance /log reads is decided from the pod's container statuses
-// (restartCount, kube.ContainerRestarts for when a follower moves on) and the
-// files at kube.ContainerLogPath.
+// BaseContext cancelled on shutdown, so that they end then too. The API
+// parses a /log request (the container, as kube-apiserver picks it, and the
+// query) and Streams.Log does the rest, as the kubelet does behind
+// kube-apiserver: which instance's file it reads and when a follower moves on
+// to the next one are the kubelet's knowledge (package kubelet, log.go).
 package api

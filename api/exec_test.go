@@ -26,25 +26,33 @@ import (
 	"k8s.io/utils/exec"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 )
 
 // fakeStreams records what the API hands to the node side and plays a
 // scripted session.
 type fakeStreams struct {
 	mu    sync.Mutex
-	calls []string // "exec <container> <cmd…>" / "attach <container>"
-	run   func(ctx context.Context, cmd []string, sio StreamIO) (int, error)
+	calls []string // "exec <container> <cmd…>" / "attach <container>" / "log <container>"
+	run   func(ctx context.Context, cmd []string, sio streaming.IO) (int, error)
 }
 
-func (f *fakeStreams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio StreamIO) (int, error) {
+func (f *fakeStreams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio streaming.IO) (int, error) {
 	f.record("exec " + container + " " + strings.Join(cmd, " "))
 	return f.run(ctx, cmd, sio)
 }
 
-func (f *fakeStreams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio StreamIO) error {
+func (f *fakeStreams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio streaming.IO) error {
 	f.record("attach " + container)
 	_, err := f.run(ctx, nil, sio)
 	return err
+}
+
+// Log writes nothing: these tests exercise exec and attach (the API's log
+// tests run over the kubelet's own Streams).
+func (f *fakeStreams) Log(ctx context.Context, pod *corev1.Pod, container string, req streaming.LogRequest, w io.Writer) error {
+	f.record("log " + container)
+	return nil
 }
 
 func (f *fakeStreams) record(call string) {
@@ -142,12 +150,12 @@ func TestExecSessions(t *testing.T) {
 		stdinEOF bool
 		tty      bool
 		resize   []remotecommand.TerminalSize
-		run      func(ctx context.Context, cmd []string, sio StreamIO) (int, error)
+		run      func(ctx context.Context, cmd []string, sio streaming.IO) (int, error)
 		want     result
 	}{
 		"stdout and stderr": {
 			query: "command=sh&command=-c&command=echo+hi&stdout=true&stderr=true",
-			run: func(_ context.Context, _ []string, sio StreamIO) (int, error) {
+			run: func(_ context.Context, _ []string, sio streaming.IO) (int, error) {
 				io.WriteString(sio.Stdout, "out\n")
 				io.WriteString(sio.Stderr, "err\n")
 				return 0, nil
@@ -156,7 +164,7 @@ func TestExecSessions(t *testing.T) {
 		},
 		"non-zero exit code": {
 			query: "command=false&stdout=true&stderr=true",
-			run:   func(context.Context, []string, StreamIO) (int, error) { return 3, nil },
+			run:   func(context.Context, []string, streaming.IO) (int, error) { return 3, nil },
 			want: result{ExitCode: 3, Err: "command terminated with exit code 3",
 				Calls: []string{"exec c false"}},
 		},
@@ -164,7 +172,7 @@ func TestExecSessions(t *testing.T) {
 			query:    "command=cat&stdin=true&stdout=true&stderr=true",
 			stdin:    "line one\nline two\n",
 			stdinEOF: true,
-			run: func(_ context.Context, _ []string, sio StreamIO) (int, error) {
+			run: func(_ context.Context, _ []string, sio streaming.IO) (int, error) {
 				_, err := io.Copy(sio.Stdout, sio.Stdin)
 				return 0, err
 			},
@@ -174,7 +182,7 @@ func TestExecSessions(t *testing.T) {
 			query:  "command=sh&stdin=true&stdout=true&tty=true",
 			tty:    true,
 			resize: []remotecommand.TerminalSize{{Width: 80, Height: 24}, {Width: 120, Height: 40}},
-			run: func(_ context.Context, _ []string, sio StreamIO) (int, error) {
+			run: func(_ context.Context, _ []string, sio streaming.IO) (int, error) {
 				if sio.Stderr != nil {
 					return 1, errors.New("stderr with a tty")
 				}
@@ -188,7 +196,7 @@ func TestExecSessions(t *testing.T) {
 		},
 		"command cannot run": {
 			query: "command=nope&stdout=true",
-			run: func(context.Context, []string, StreamIO) (int, error) {
+			run: func(context.Context, []string, streaming.IO) (int, error) {
 				return 0, errors.New(`exec: "nope": executable file not found in $PATH`)
 			},
 			want: result{ExitCode: -1, Err: `Internal error occurred: error executing command in container: exec: "nope": executable file not found in $PATH`,
@@ -242,7 +250,7 @@ func TestExecSessions(t *testing.T) {
 func TestAttachSession(t *testing.T) {
 	for proto, newExecutor := range executors {
 		t.Run(proto, func(t *testing.T) {
-			streams := &fakeStreams{run: func(_ context.Context, _ []string, sio StreamIO) (int, error) {
+			streams := &fakeStreams{run: func(_ context.Context, _ []string, sio streaming.IO) (int, error) {
 				line, err := bufio.NewReader(sio.Stdin).ReadString('\n')
 				io.WriteString(sio.Stdout, line)
 				return 0, err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kubelet"
 )
 
 // testServer is an API server over a real store in a temp dir.
@@ -37,7 +38,11 @@ func newTestServerWith(t testing.TB, cfg Config, opts ...db.Option) *testServer 
 		t.Fatalf("opening store: %v", err)
 	}
 	ts := &testServer{store: store, logRoot: filepath.Join(dir, "logs"), watches: make(chan string, 100)}
-	cfg.Store, cfg.LogRoot, cfg.NodeName = store, ts.logRoot, "node-a"
+	cfg.Store, cfg.NodeName = store, "node-a"
+	if cfg.Streams == nil {
+		// The kubelet's own: /log is tested over real log files.
+		cfg.Streams = kubelet.NewStreams(nil, store, ts.logRoot)
+	}
 	cfg.Version = version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}
 	h := New(cfg)
 	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,11 +1,9 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -13,25 +11,27 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 	"github.com/skiff-sh/skiff/logs"
 )
 
 // logRequest is a parsed /log request.
 type logRequest struct {
 	container string
-	follow    bool
-	previous  bool
-	opts      logs.Options
+	streaming.LogRequest
 }
 
 // podLog serves GET /api/v1/namespaces/{ns}/pods/{name}/log: one
-// container's log file of the current (or previous) attempt, followed
-// across restarts with ?follow=true.
+// container's log, of the instance the kubelet (Streams.Log) picks,
+// followed across restarts with ?follow=true.
 func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Streams == nil {
+		writeError(w, r, apierrors.NewServiceUnavailable("container logs are not available"))
+		return
+	}
 	v := mux.Vars(r)
 	ns, name := v["namespace"], v["name"]
 	obj, err := s.store.Get(db.Pods, ns, name)
@@ -45,32 +45,19 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	exists := func(attempt int) bool {
-		_, err := os.Stat(kube.ContainerLogPath(s.cfg.LogRoot, pod, req.container, attempt))
-		return err == nil
-	}
-	attempt, err := logAttempt(pod, req, exists)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var follow *logs.Follow
-	if req.follow && !req.previous {
-		follow = &logs.Follow{Next: func(ctx context.Context, attempt int) (string, bool) {
-			return s.nextAttempt(ctx, pod, req.container, attempt, exists)
-		}}
-	}
-	path := kube.ContainerLogPath(s.cfg.LogRoot, pod, req.container, attempt)
-	req.opts.Skipped = func(file string, err error) {
-		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "path": file}).WithError(err).Error("skipping log line")
-	}
 	lw := &logWriter{w: w}
-	if err := logs.Write(r.Context(), lw, path, attempt, req.opts, follow); err != nil {
-		if !lw.started {
+	if err := s.cfg.Streams.Log(r.Context(), pod, req.container, req.LogRequest, lw); err != nil {
+		var status apierrors.APIStatus
+		switch {
+		case lw.started:
+			logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")
+		case errors.As(err, &status):
+			writeError(w, r, err)
+			return
+		default:
 			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("reading log of container %q in pod %q: %w", req.container, name, err)))
 			return
 		}
-		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")
 	}
 	lw.start()
 }
@@ -113,12 +100,12 @@ func parseLogRequest(r *http.Request, pod *corev1.Pod) (logRequest, error) {
 	if req.container, err = logContainer(pod, q.Get("container")); err != nil {
 		return req, err
 	}
-	for name, dst := range map[string]*bool{"follow": &req.follow, "previous": &req.previous, "timestamps": &req.opts.Timestamps} {
+	for name, dst := range map[string]*bool{"follow": &req.Follow, "previous": &req.Previous, "timestamps": &req.Options.Timestamps} {
 		if *dst, err = boolParam(q.Get(name), name); err != nil {
 			return req, err
 		}
 	}
-	for name, dst := range map[string]**int64{"tailLines": &req.opts.TailLines, "limitBytes": &req.opts.LimitBytes} {
+	for name, dst := range map[string]**int64{"tailLines": &req.Options.TailLines, "limitBytes": &req.Options.LimitBytes} {
 		if v := q.Get(name); v != "" {
 			n, err := intParam(v, name)
 			if err != nil {
@@ -127,7 +114,7 @@ func parseLogRequest(r *http.Request, pod *corev1.Pod) (logRequest, error) {
 			*dst = &n
 		}
 	}
-	return req, parseLogSince(q.Get("sinceSeconds"), q.Get("sinceTime"), &req.opts)
+	return req, parseLogSince(q.Get("sinceSeconds"), q.Get("sinceTime"), &req.Options)
 }
 
 // parseLogSince sets opts.Since from sinceSeconds or sinceTime.
@@ -177,99 +164,4 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 		return name, nil
 	}
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
-}
-
-// logAttempt is the attempt whose file to read: the container's
-// restartCount, or the one before with ?previous. Between two attempts
-// (waiting to restart, e.g. CrashLoopBackOff) it is the last attempt that
-// has a file, as the kubelet shows the last instance's log.
-func logAttempt(pod *corev1.Pod, req logRequest, exists func(attempt int) bool) (int, error) {
-	cs := kube.PodContainerStatus(&pod.Status, req.container)
-	if req.previous {
-		if cs == nil || cs.RestartCount == 0 {
-			return 0, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", req.container, pod.Name))
-		}
-		return int(cs.RestartCount) - 1, nil
-	}
-	if cs == nil || (cs.State.Waiting != nil && cs.RestartCount == 0 && cs.LastTerminationState.Terminated == nil) {
-		reason := "ContainerCreating"
-		if cs != nil && cs.State.Waiting.Reason != "" {
-			reason = cs.State.Waiting.Reason
-		}
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", req.container, pod.Name, reason))
-	}
-	attempt := int(cs.RestartCount)
-	if cs.State.Waiting != nil && attempt > 0 && !exists(attempt) {
-		attempt--
-	}
-	return attempt, nil
-}
-
-// nextAttempt waits until the container's attempt after attempt has
-// started and has a log file (→ its path) or the container ended for good
-// (→ ok=false): the pod is gone or finished, or the container terminated and
-// will not restart.
-func (s *server) nextAttempt(ctx context.Context, pod *corev1.Pod, container string, attempt int,
-	exists func(attempt int) bool) (string, bool) {
-	watcher, err := s.store.Watch(ctx, db.Pods, 0)
-	if err != nil {
-		return "", false
-	}
-	defer watcher.Stop()
-	obj, err := s.store.Get(db.Pods, pod.Namespace, pod.Name)
-	for {
-		if err != nil {
-			return "", false
-		}
-		cur := obj.(*corev1.Pod)
-		if cur.UID != pod.UID {
-			return "", false
-		}
-		if next, ok, done := attemptDecision(cur, container, attempt, exists); done {
-			return kube.ContainerLogPath(s.cfg.LogRoot, cur, container, next), ok
-		}
-		obj, err = nextPodEvent(ctx, watcher, pod.Namespace, pod.Name, pod.UID)
-	}
-}
-
-// nextPodEvent waits for the next change of one pod.
-func nextPodEvent(ctx context.Context, watcher *db.Watcher, ns, name string, uid types.UID) (db.Object, error) {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case ev, ok := <-watcher.Events():
-			if !ok {
-				return nil, errors.New("watch ended")
-			}
-			if ev.Object.GetNamespace() != ns || ev.Object.GetName() != name || ev.Object.GetUID() != uid {
-				continue
-			}
-			if ev.Type == "DELETED" {
-				return nil, db.ErrNotFound
-			}
-			return ev.Object, nil
-		}
-	}
-}
-
-// attemptDecision decides, from the pod's current state, whether a
-// follower of attempt moves on: done with ok (the next attempt has started
-// and has a file), done without (the container ended for good), or not done
-// (wait for the next change of the pod).
-func attemptDecision(pod *corev1.Pod, container string, attempt int, exists func(int) bool) (next int, ok, done bool) {
-	cs := kube.PodContainerStatus(&pod.Status, container)
-	if cs != nil && int(cs.RestartCount) > attempt && exists(attempt+1) {
-		return attempt + 1, true, true
-	}
-	if kube.IsPodTerminal(pod) {
-		return 0, false, true
-	}
-	if cs == nil || cs.State.Terminated == nil {
-		return 0, false, false
-	}
-	if pod.DeletionTimestamp != nil || !kube.ContainerRestarts(&pod.Spec, container, cs.State.Terminated.ExitCode) {
-		return 0, false, true
-	}
-	return 0, false, false
 }

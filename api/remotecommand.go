@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/remotecommand"
+
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 )
 
 // Remote command sessions (exec and attach) speak the Kubernetes streaming
@@ -81,7 +83,7 @@ type session struct {
 	// when the client closes the connection.
 	ctx    context.Context
 	cancel context.CancelFunc
-	io     StreamIO
+	io     streaming.IO
 	// status reports the outcome on the error stream.
 	status func(*metav1.Status) error
 	conn   io.Closer
@@ -276,10 +278,10 @@ func collectStreams(incoming <-chan spdyStream, want map[string]bool, timeout ti
 	return streams, nil
 }
 
-// streamIO turns the opened streams into the session's StreamIO; resizes
+// streamIO turns the opened streams into the session's streaming.IO; resizes
 // are decoded only for a TTY.
-func streamIO(ctx context.Context, opts streamOptions, stdin io.Reader, stdout, stderr io.Writer, resize io.Reader) StreamIO {
-	sio := StreamIO{TTY: opts.tty}
+func streamIO(ctx context.Context, opts streamOptions, stdin io.Reader, stdout, stderr io.Writer, resize io.Reader) streaming.IO {
+	sio := streaming.IO{TTY: opts.tty}
 	if opts.stdin {
 		sio.Stdin = stdin
 	}
@@ -297,13 +299,13 @@ func streamIO(ctx context.Context, opts streamOptions, stdin io.Reader, stdout, 
 
 // decodeResizes decodes the JSON terminal sizes the client sends, until
 // the stream ends or ctx does.
-func decodeResizes(ctx context.Context, r io.Reader) <-chan TerminalSize {
-	sizes := make(chan TerminalSize)
+func decodeResizes(ctx context.Context, r io.Reader) <-chan streaming.TerminalSize {
+	sizes := make(chan streaming.TerminalSize)
 	go func() {
 		defer close(sizes)
 		dec := json.NewDecoder(r)
 		for {
-			var size TerminalSize
+			var size streaming.TerminalSize
 			if err := dec.Decode(&size); err != nil {
 				return
 			}

@@ -115,7 +115,10 @@ func (cfg Config) status(s string) {
 	}
 }
 
-var _ podworker.Runtime = (*runtime.Runtime)(nil)
+var (
+	_ podworker.Runtime = (*runtime.Runtime)(nil)
+	_ api.Streams       = (*kubelet.Streams)(nil)
+)
 
 // Run runs skiffd until ctx ends.
 func Run(ctx context.Context, cfg Config) (retErr error) {
@@ -290,10 +293,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 
 	handler := api.New(api.Config{
 		Store:    store,
-		LogRoot:  logRoot,
 		NodeName: node.Name,
 		Version:  buildinfo.Info(),
-		Streams:  kubelet.NewStreams(rt, logRoot),
+		Streams:  kubelet.NewStreams(rt, store, logRoot),
 		ReadyChecks: []api.Check{{Name: "containerd", Check: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err

@@ -11,8 +11,9 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -31,22 +32,22 @@ var _ streamRuntime = (*runtime.Runtime)(nil)
 // in the container's running instance; attach joins the client to the
 // instance's stdin and terminal through the runtime, and to its output by
 // following its log file (output never flows through skiffd otherwise, so
-// that it outlives skiffd).
+// that it outlives skiffd); log writes the log files of the instances a
+// /log request asks for (log.go).
 type Streams struct {
 	rt      streamRuntime
+	store   *db.Store
 	logRoot string
 }
 
-var _ api.Streams = (*Streams)(nil)
-
-// NewStreams returns the streams of the containers rt runs, whose log
-// files are under logRoot.
-func NewStreams(rt streamRuntime, logRoot string) *Streams {
-	return &Streams{rt: rt, logRoot: logRoot}
+// NewStreams returns the streams of the containers rt runs: the pods are
+// read from store, their log files from under logRoot.
+func NewStreams(rt streamRuntime, store *db.Store, logRoot string) *Streams {
+	return &Streams{rt: rt, store: store, logRoot: logRoot}
 }
 
 // Exec runs cmd in the running instance of the pod's container.
-func (s *Streams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio api.StreamIO) (int, error) {
+func (s *Streams) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, sio streaming.IO) (int, error) {
 	id, _, err := runningInstance(pod, container)
 	if err != nil {
 		return 0, err
@@ -60,7 +61,7 @@ func (s *Streams) Exec(ctx context.Context, pod *corev1.Pod, container string, c
 		Resize: runtimeSizes(ctx, sio.Resize),
 	})
 	if errors.Is(err, runtime.ErrNotFound) {
-		return 0, fmt.Errorf("%w: %w", api.ErrContainerNotRunning, err)
+		return 0, fmt.Errorf("%w: %w", streaming.ErrContainerNotRunning, err)
 	}
 	return code, err
 }
@@ -75,7 +76,7 @@ func (s *Streams) Exec(ctx context.Context, pod *corev1.Pod, container string, c
 // instance's stdin when the container has one (spec stdin with a TTY: see
 // runtime's stdin.go); with stdinOnce, the first session that ends its
 // stdin closes the container's.
-func (s *Streams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio api.StreamIO) error {
+func (s *Streams) Attach(ctx context.Context, pod *corev1.Pod, container string, sio streaming.IO) error {
 	id, attempt, err := runningInstance(pod, container)
 	if err != nil {
 		return err
@@ -139,7 +140,7 @@ func drain(in io.Reader) {
 }
 
 // forwardResizes applies the client's terminal sizes to the instance's TTY.
-func (s *Streams) forwardResizes(ctx context.Context, id string, sizes <-chan api.TerminalSize, log *logrus.Entry) {
+func (s *Streams) forwardResizes(ctx context.Context, id string, sizes <-chan streaming.TerminalSize, log *logrus.Entry) {
 	for size := range runtimeSizes(ctx, sizes) {
 		if err := s.rt.ResizeTTY(ctx, id, size); err != nil {
 			log.WithError(err).Debug("resizing the terminal")
@@ -148,7 +149,7 @@ func (s *Streams) forwardResizes(ctx context.Context, id string, sizes <-chan ap
 }
 
 // runtimeSizes converts the API's terminal sizes to the runtime's.
-func runtimeSizes(ctx context.Context, in <-chan api.TerminalSize) <-chan runtime.TerminalSize {
+func runtimeSizes(ctx context.Context, in <-chan streaming.TerminalSize) <-chan runtime.TerminalSize {
 	if in == nil {
 		return nil
 	}
@@ -170,7 +171,7 @@ func runtimeSizes(ctx context.Context, in <-chan api.TerminalSize) <-chan runtim
 // stdout, else its stderr, else nowhere; with a TTY, newlines become CRLF
 // again (the log keeps lines without the terminal's carriage return, and
 // the client's terminal is raw).
-func attachOutput(sio api.StreamIO) io.Writer {
+func attachOutput(sio streaming.IO) io.Writer {
 	var w io.Writer = io.Discard
 	switch {
 	case sio.Stdout != nil:
@@ -206,11 +207,11 @@ func (c crlfWriter) Flush() {
 func runningInstance(pod *corev1.Pod, container string) (id string, attempt int, err error) {
 	cs := kube.PodContainerStatus(&pod.Status, container)
 	if cs == nil || cs.State.Running == nil {
-		return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
+		return "", 0, fmt.Errorf("container %q: %w", container, streaming.ErrContainerNotRunning)
 	}
 	id, ok := kube.ParseContainerID(cs.ContainerID)
 	if !ok {
-		return "", 0, fmt.Errorf("container %q: %w", container, api.ErrContainerNotRunning)
+		return "", 0, fmt.Errorf("container %q: %w", container, streaming.ErrContainerNotRunning)
 	}
 	return id, int(cs.RestartCount), nil
 }

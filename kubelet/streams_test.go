@@ -13,7 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/skiff-sh/skiff/api"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -99,7 +99,7 @@ func TestRunningInstance(t *testing.T) {
 	for name, w := range tests {
 		t.Run(name, func(t *testing.T) {
 			id, attempt, err := runningInstance(streamsPod(), name)
-			if err != nil && !errors.Is(err, api.ErrContainerNotRunning) {
+			if err != nil && !errors.Is(err, streaming.ErrContainerNotRunning) {
 				t.Errorf("error %v is not ErrContainerNotRunning", err)
 			}
 			if diff := cmp.Diff(w, want{ID: id, Attempt: attempt, Err: err != nil}); diff != "" {
@@ -113,7 +113,7 @@ func TestStreamsExec(t *testing.T) {
 	rt := &fakeStreamRuntime{code: 7}
 	s := &Streams{rt: rt}
 	var out bytes.Buffer
-	code, err := s.Exec(context.Background(), streamsPod(), "dbg", []string{"ps", "aux"}, api.StreamIO{Stdout: &out})
+	code, err := s.Exec(context.Background(), streamsPod(), "dbg", []string{"ps", "aux"}, streaming.IO{Stdout: &out})
 	if err != nil || code != 7 {
 		t.Fatalf("Exec = %d, %v; want 7, nil", code, err)
 	}
@@ -126,7 +126,7 @@ func TestStreamsExec(t *testing.T) {
 
 	rt = &fakeStreamRuntime{err: runtime.ErrNotFound}
 	s.rt = rt
-	if _, err := (s).Exec(context.Background(), streamsPod(), "app", []string{"true"}, api.StreamIO{}); !errors.Is(err, api.ErrContainerNotRunning) {
+	if _, err := (s).Exec(context.Background(), streamsPod(), "app", []string{"true"}, streaming.IO{}); !errors.Is(err, streaming.ErrContainerNotRunning) {
 		t.Errorf("Exec on a vanished container: %v, want ErrContainerNotRunning", err)
 	}
 }
@@ -162,9 +162,9 @@ func TestForwardStdin(t *testing.T) {
 
 func TestForwardResizes(t *testing.T) {
 	rt := &fakeStreamRuntime{}
-	sizes := make(chan api.TerminalSize, 2)
-	sizes <- api.TerminalSize{Width: 2, Height: 1}
-	sizes <- api.TerminalSize{Width: 3, Height: 2}
+	sizes := make(chan streaming.TerminalSize, 2)
+	sizes <- streaming.TerminalSize{Width: 2, Height: 1}
+	sizes <- streaming.TerminalSize{Width: 3, Height: 2}
 	close(sizes)
 	(&Streams{rt: rt}).forwardResizes(context.Background(), "dbg0", sizes, logrus.NewEntry(logrus.New()))
 	if diff := cmp.Diff([]string{"resize dbg0 ww/h", "resize dbg0 www/hh"}, rt.calls); diff != "" {
@@ -175,14 +175,14 @@ func TestForwardResizes(t *testing.T) {
 func TestAttachOutput(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	tests := map[string]struct {
-		sio  api.StreamIO
+		sio  streaming.IO
 		want string
 		dest *bytes.Buffer
 	}{
-		"tty: CRLF again":        {sio: api.StreamIO{Stdout: &stdout, TTY: true}, dest: &stdout, want: "a\r\nb\r\n"},
-		"stdout as logged":       {sio: api.StreamIO{Stdout: &stdout, Stderr: &stderr}, dest: &stdout, want: "a\nb\n"},
-		"stderr when alone":      {sio: api.StreamIO{Stderr: &stderr}, dest: &stderr, want: "a\nb\n"},
-		"nowhere without either": {sio: api.StreamIO{}, dest: &stdout, want: ""},
+		"tty: CRLF again":        {sio: streaming.IO{Stdout: &stdout, TTY: true}, dest: &stdout, want: "a\r\nb\r\n"},
+		"stdout as logged":       {sio: streaming.IO{Stdout: &stdout, Stderr: &stderr}, dest: &stdout, want: "a\nb\n"},
+		"stderr when alone":      {sio: streaming.IO{Stderr: &stderr}, dest: &stderr, want: "a\nb\n"},
+		"nowhere without either": {sio: streaming.IO{}, dest: &stdout, want: ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,50 @@
+// Package streaming holds the words of the contract between the API and the
+// kubelet's streaming half (api.Streams): the client's streams of an exec or
+// attach session, its terminal sizes, and what a /log request asks of a
+// container's log. The API fills them from the request; the kubelet runs
+// them. It is a leaf, so that both can import it while the kubelet never
+// imports the API.
+package streaming
+
+import (
+	"errors"
+	"io"
+
+	"github.com/skiff-sh/skiff/logs"
+)
+
+// IO are the client's streams of one exec or attach session. A nil field
+// is a stream the client did not ask for.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer // always nil with TTY: a terminal has one output
+	TTY    bool
+	// Resize yields the client's terminal size, first at the start and
+	// then on every change; it is closed when the client stops sending.
+	// nil without TTY.
+	Resize <-chan TerminalSize
+}
+
+// TerminalSize is the size of the client's terminal, in characters.
+type TerminalSize struct {
+	Width  uint16 `json:"Width"`
+	Height uint16 `json:"Height"`
+}
+
+// ErrContainerNotRunning: the kubelet was asked to exec or attach in a
+// container that has no running process (it ended between the API's check
+// and the call).
+var ErrContainerNotRunning = errors.New("container not running")
+
+// LogRequest is what a /log request asks of a container's log.
+type LogRequest struct {
+	// Previous asks for the instance before the current one.
+	Previous bool
+	// Follow keeps the stream going, across the container's restarts, until
+	// the container ends for good (ignored with Previous).
+	Follow bool
+	// Options choose what of the instance's file is written (timestamps,
+	// tailLines, limitBytes, since). The kubelet sets Skipped itself.
+	Options logs.Options
+}
