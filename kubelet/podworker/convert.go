@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -39,21 +40,74 @@ type nodeInfo struct {
 }
 
 // containerConfig translates one container of pod into the runtime's
-// description of instance number attempt, on an image described by img.
+// description of instance number attempt, on an image described by img: it
+// gathers what the translation needs from the node, the pod's volumes and
+// sandbox, its ConfigMaps and Secrets (containerInputs), then translates
+// (translateContainer).
 func (w *worker) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt int, img runtime.ImageInfo) (runtime.ContainerConfig, error) {
-	node := w.m.node
-	env, err := resolveEnv(pod, c, node, w.m.sources)
+	in, err := w.containerInputs(pod, c, attempt, img)
 	if err != nil {
 		return runtime.ContainerConfig{}, err
 	}
-	lookup := envLookup(env)
+	return translateContainer(pod, c, in)
+}
+
+// containerInputs is what the translation of one container instance takes
+// besides the pod and the container: all of it read or prepared beforehand,
+// so that translateContainer does no I/O, as the kubelet's
+// GenerateRunContainerOptions prepares what its generateContainerConfig
+// translates.
+type containerInputs struct {
+	attempt int
+	node    nodeInfo
+	image   runtime.ImageInfo
+	// env is the container's environment, resolved ("K=V", envFrom then
+	// env, each value expanded).
+	env []string
+	// mounts are the container's volumeMounts as bind mounts of the pod's
+	// volumes (subPaths prepared), then its termination log.
+	mounts []runtime.Mount
+	// sandbox is the pod's network; nil when the node runs no pod network
+	// (the container keeps the pod's hostname and the runtime's defaults).
+	sandbox *network.Sandbox
+	// seccompRoot holds the Localhost seccomp profiles.
+	seccompRoot string
+}
+
+// containerInputs resolves the container's environment (reading its
+// ConfigMaps and Secrets), prepares its volume mounts (subPaths) and its
+// termination log file, and takes the node's facts and the pod's sandbox.
+func (w *worker) containerInputs(pod *corev1.Pod, c *corev1.Container, attempt int, img runtime.ImageInfo) (containerInputs, error) {
+	in := containerInputs{attempt: attempt, node: w.m.node, image: img, seccompRoot: w.m.cfg.SeccompRoot}
+	var err error
+	if in.env, err = resolveEnv(pod, c, in.node, w.m.sources); err != nil {
+		return in, err
+	}
+	if in.mounts, err = volumeMounts(c, w.volumes, envLookup(in.env)); err != nil {
+		return in, err
+	}
+	if m, ok, err := w.terminationLogMount(pod, c, attempt); err != nil {
+		return in, err
+	} else if ok {
+		in.mounts = append(in.mounts, m)
+	}
+	in.sandbox = w.podSandbox()
+	return in, nil
+}
+
+// translateContainer is the runtime's description of one instance of
+// container c of pod: a pure function of its arguments. A problem with the
+// pod's own configuration (runAsNonRoot against a root image, a bad seccomp
+// profile) is a *configError.
+func translateContainer(pod *corev1.Pod, c *corev1.Container, in containerInputs) (runtime.ContainerConfig, error) {
+	lookup := envLookup(in.env)
 	limits := containerLimits(c)
 	cfg := runtime.ContainerConfig{
-		ID:         instanceID(string(pod.UID), c.Name, attempt),
+		ID:         instanceID(string(pod.UID), c.Name, in.attempt),
 		Image:      c.Image,
 		Command:    expandAll(c.Command, lookup),
 		Args:       expandAll(c.Args, lookup),
-		Env:        env,
+		Env:        in.env,
 		WorkingDir: c.WorkingDir,
 		Hostname:   podHostname(pod),
 		Labels: map[string]string{
@@ -62,30 +116,20 @@ func (w *worker) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt i
 			runtime.LabelPodName:       pod.Name,
 			runtime.LabelPodNamespace:  pod.Namespace,
 			runtime.LabelContainerName: c.Name,
-			runtime.LabelAttempt:       strconv.Itoa(attempt),
+			runtime.LabelAttempt:       strconv.Itoa(in.attempt),
 		},
-		LogPath:     kube.ContainerLogPath(node.logRoot, pod, c.Name, attempt),
+		LogPath:     kube.ContainerLogPath(in.node.logRoot, pod, c.Name, in.attempt),
 		MemoryLimit: limits.memory,
 		CPUShares:   limits.shares,
 		CPUQuota:    limits.quota,
 		CPUPeriod:   limits.period,
 		Stdin:       c.Stdin,
 		TTY:         c.TTY,
+		Mounts:      in.mounts,
 	}
-	if w.m.cfg.Network != nil {
-		w.applySandbox(&cfg)
-	}
-	if err := applySecurity(&cfg, pod, c, img, w.m.cfg.SeccompRoot); err != nil {
+	applySandbox(&cfg, in.sandbox)
+	if err := applySecurity(&cfg, pod, c, in.image, in.seccompRoot); err != nil {
 		return runtime.ContainerConfig{}, err
-	}
-	cfg.Mounts, err = volumeMounts(c, w.volumes, lookup)
-	if err != nil {
-		return runtime.ContainerConfig{}, err
-	}
-	if m, ok, err := w.terminationLogMount(pod, c, attempt); err != nil {
-		return runtime.ContainerConfig{}, err
-	} else if ok {
-		cfg.Mounts = append(cfg.Mounts, m)
 	}
 	return cfg, nil
 }

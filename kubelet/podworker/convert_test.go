@@ -2,6 +2,7 @@ package podworker
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -142,6 +144,139 @@ func TestContainerConfig(t *testing.T) {
 	}
 	if instanceID("1234", "main", 2) == instanceID("1234", "main", 3) {
 		t.Error("instance IDs of two attempts collide")
+	}
+}
+
+// TestTranslateContainer drives the pure translation of a container with
+// what the worker would have gathered: no store, runtime, network or files.
+func TestTranslateContainer(t *testing.T) {
+	own := &network.Sandbox{NetNSPath: "/n/netns/u1/cni-1", IP: "10.88.0.7", HostsPath: "/n/pods/u1/hosts", ResolvConfPath: "/n/pods/u1/resolv.conf"}
+	hostNet := &network.Sandbox{IP: "10.1.2.3", HostsPath: "/n/pods/u1/hosts", ResolvConfPath: "/n/pods/u1/resolv.conf"}
+	nonRoot := &corev1.PodSecurityContext{RunAsNonRoot: ptr(true)}
+	mounts := []runtime.Mount{
+		{Source: "/v/1234/data", Destination: "/data", Type: "bind"},
+		{Source: "/v/1234/cfg", Destination: "/etc/app", Type: "bind", Options: []string{"ro"}},
+	}
+	base := func(attempt int) runtime.ContainerConfig {
+		return runtime.ContainerConfig{
+			ID: instanceID("1234", "main", attempt), Image: "busybox:1.35", Hostname: "job-a-x2k4d",
+			Labels: map[string]string{
+				runtime.LabelManaged: "true", runtime.LabelPodUID: "1234", runtime.LabelPodName: "job-a-x2k4d",
+				runtime.LabelPodNamespace: "team", runtime.LabelContainerName: "main", runtime.LabelAttempt: strconv.Itoa(attempt),
+			},
+			LogPath:     "/logs/team_job-a-x2k4d_1234/main/" + strconv.Itoa(attempt) + ".log",
+			MemoryLimit: 64 << 20, CPUShares: 256, CPUQuota: 150000, CPUPeriod: 100000,
+			Seccomp: runtime.Seccomp{Type: runtime.SeccompRuntimeDefault},
+		}
+	}
+	tests := map[string]struct {
+		change  func(pod *corev1.Pod, c *corev1.Container)
+		in      containerInputs
+		want    func(cfg *runtime.ContainerConfig)
+		wantErr string // a configError's message
+	}{
+		"the first attempt, nothing else": {
+			in: containerInputs{attempt: 0},
+		},
+		"env expands command and args; $$ escapes": {
+			change: func(_ *corev1.Pod, c *corev1.Container) {
+				c.Command = []string{"sh", "-c", "echo $(A) $$(A) $(UNSET)"}
+				c.Args = []string{"$(B)"}
+			},
+			in: containerInputs{attempt: 1, env: []string{"A=1", "B=2", "A=3"}},
+			want: func(cfg *runtime.ContainerConfig) {
+				cfg.Command = []string{"sh", "-c", "echo 3 $(A) $(UNSET)"}
+				cfg.Args = []string{"2"}
+				cfg.Env = []string{"A=1", "B=2", "A=3"}
+			},
+		},
+		"no resources: no limits, no shares": {
+			change: func(_ *corev1.Pod, c *corev1.Container) { c.Resources = corev1.ResourceRequirements{} },
+			in:     containerInputs{attempt: 1},
+			want: func(cfg *runtime.ContainerConfig) {
+				cfg.MemoryLimit, cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod = 0, 0, 0, 0
+			},
+		},
+		"mounts as prepared": {
+			in:   containerInputs{attempt: 1, mounts: mounts},
+			want: func(cfg *runtime.ContainerConfig) { cfg.Mounts = mounts },
+		},
+		"own network: its namespace and files, the pod's hostname": {
+			change: func(pod *corev1.Pod, _ *corev1.Container) { pod.Spec.Hostname = "job-a-3" },
+			in:     containerInputs{attempt: 1, sandbox: own},
+			want: func(cfg *runtime.ContainerConfig) {
+				cfg.Hostname = "job-a-3"
+				cfg.NetNSPath, cfg.HostsPath, cfg.ResolvConfPath = own.NetNSPath, own.HostsPath, own.ResolvConfPath
+			},
+		},
+		"host network: the node's hostname": {
+			in: containerInputs{attempt: 1, sandbox: hostNet},
+			want: func(cfg *runtime.ContainerConfig) {
+				cfg.Hostname = ""
+				cfg.HostsPath, cfg.ResolvConfPath = hostNet.HostsPath, hostNet.ResolvConfPath
+			},
+		},
+		"stdin and tty": {
+			change: func(_ *corev1.Pod, c *corev1.Container) { c.Stdin, c.TTY = true, true },
+			in:     containerInputs{attempt: 1},
+			want:   func(cfg *runtime.ContainerConfig) { cfg.Stdin, cfg.TTY = true, true },
+		},
+		"runAsNonRoot, numeric image user: the image's user": {
+			change: func(pod *corev1.Pod, _ *corev1.Container) { pod.Spec.SecurityContext = nonRoot },
+			in:     containerInputs{attempt: 1, image: runtime.ImageInfo{User: "1000:1000"}},
+		},
+		"runAsUser and runAsGroup of the pod": {
+			change: func(pod *corev1.Pod, _ *corev1.Container) {
+				pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(2000))}
+			},
+			in: containerInputs{attempt: 1},
+			want: func(cfg *runtime.ContainerConfig) {
+				cfg.User = &runtime.User{UID: 1000, GID: ptr(uint32(2000))}
+			},
+		},
+		"runAsNonRoot, root image": {
+			change:  func(pod *corev1.Pod, _ *corev1.Container) { pod.Spec.SecurityContext = nonRoot },
+			in:      containerInputs{attempt: 1},
+			wantErr: `container has runAsNonRoot and image will run as root (pod: "job-a-x2k4d_team(1234)", container: main)`,
+		},
+		"localhost seccomp under the profile root": {
+			change: func(_ *corev1.Pod, c *corev1.Container) {
+				c.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{
+					Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("audit.json")}}
+			},
+			in: containerInputs{attempt: 1, seccompRoot: "/var/lib/skiff/seccomp"},
+			want: func(cfg *runtime.ContainerConfig) {
+				cfg.Seccomp = runtime.Seccomp{Type: runtime.SeccompLocalhost, LocalhostPath: "/var/lib/skiff/seccomp/audit.json"}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pod := testPod()
+			c := &pod.Spec.Containers[0]
+			if tc.change != nil {
+				tc.change(pod, c)
+			}
+			tc.in.node = testNode
+			got, err := translateContainer(pod, c, tc.in)
+			if tc.wantErr != "" {
+				var ce *configError
+				if !errors.As(err, &ce) || err.Error() != tc.wantErr {
+					t.Fatalf("got %v, want the configError %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := base(tc.in.attempt)
+			if tc.want != nil {
+				tc.want(&want)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("config (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -113,15 +113,25 @@ func showSandboxError(p *corev1.Pod, msg string) {
 	}
 }
 
-// applySandbox puts the container into the pod's network and gives it the
-// pod's hosts and resolv.conf (nothing without a Network: the host's).
-func (w *worker) applySandbox(cfg *runtime.ContainerConfig) {
+// podSandbox is the pod's network as a container config takes it: nil
+// when the node runs no pod network.
+func (w *worker) podSandbox() *network.Sandbox {
 	if w.m.cfg.Network == nil {
+		return nil
+	}
+	sb := w.sandbox
+	return &sb
+}
+
+// applySandbox puts the container into the pod's network sb and gives it
+// the pod's hosts and resolv.conf (nothing with a nil sb: the host's).
+func applySandbox(cfg *runtime.ContainerConfig, sb *network.Sandbox) {
+	if sb == nil {
 		return
 	}
-	cfg.NetNSPath = w.sandbox.NetNSPath
-	cfg.HostsPath = w.sandbox.HostsPath
-	cfg.ResolvConfPath = w.sandbox.ResolvConfPath
+	cfg.NetNSPath = sb.NetNSPath
+	cfg.HostsPath = sb.HostsPath
+	cfg.ResolvConfPath = sb.ResolvConfPath
 	if cfg.NetNSPath == "" {
 		// NOTE: a hostNetwork pod sees the node's hostname (containerd CRI
 		// shares the host's UTS namespace with it).

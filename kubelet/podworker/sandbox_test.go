@@ -164,7 +164,7 @@ func TestApplySandbox(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := &worker{m: &Manager{cfg: Config{Network: tc.net}}, sandbox: tc.sandbox}
 			got := runtime.ContainerConfig{Hostname: "p"}
-			w.applySandbox(&got)
+			applySandbox(&got, w.podSandbox())
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("applySandbox (-want,+got):\n%s", diff)
 			}
