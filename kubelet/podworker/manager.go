@@ -1,16 +1,3 @@
-// Package podworker is the kubelet's half of skiffd: it runs the Pods of
-// this node through the container runtime and writes their status.
-//
-// Crash consistency rests on one invariant (instance.go, and package
-// runtime's doc for containerd's side): what the worker does with a
-// container instance follows from durable facts alone — containerd's
-// record of the container and its task, and the store's status — so an
-// instance whose exit the store holds, or that started, is never started
-// again, every exit containerd reports is recorded once before the
-// instance is removed, and an infrastructure failure (containerd
-// restarting) only delays the pod. Cleanup converges (sweep.go): removals
-// are retried until done and a periodic sweep removes what belongs to no
-// live pod instance.
 package podworker
 
 import (
