@@ -3,8 +3,10 @@
 //
 // # Shape
 //
-//	Manager (manager.go)   watches the store's pods; one worker per pod UID;
-//	                       recovery before the first sync, the periodic sweep
+//	Manager (manager.go)   follows the store's pods on the controller skeleton
+//	                       (daemon/controller): its first list is the recovery,
+//	                       a broken watch resumes or relists without another
+//	                       look at containerd; one worker per pod UID; the sweep
 //	  └─ worker (worker.go) one pod: admission, volumes, sandbox, then its
 //	       │                 containers in order (order.go), status writes
 //	       └─ containerRun   one container through its instances (container.go):

@@ -49,6 +49,7 @@ type scriptedRuntime struct {
 	created   map[string]int // by container name
 	started   map[string]int
 	stops     []time.Duration // grace of every Stop, in order
+	lists     int             // calls of List: recoveries and sweeps
 }
 
 type scriptedInstance struct {
@@ -198,6 +199,7 @@ func (s *scriptedRuntime) Remove(_ context.Context, id string) error {
 func (s *scriptedRuntime) List(context.Context) ([]runtime.Container, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lists++
 	var list []runtime.Container
 	for id, in := range s.instances {
 		list = append(list, runtime.Container{ID: id, Labels: in.cfg.Labels, State: in.state, StartedAt: in.startedAt, Exit: in.exit})
@@ -251,9 +253,9 @@ type lifecycle struct {
 	stop  func()
 }
 
-func newLifecycle(t *testing.T, scripts map[string]script) *lifecycle {
+func newLifecycle(t *testing.T, scripts map[string]script, opts ...db.Option) *lifecycle {
 	t.Helper()
-	store, err := db.Open(filepath.Join(t.TempDir(), "skiff.db"))
+	store, err := db.Open(filepath.Join(t.TempDir(), "skiff.db"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,6 +609,61 @@ func TestPodRecovery(t *testing.T) {
 				t.Errorf("the container was created %d and started %d times again", created, started)
 			}
 		})
+	}
+}
+
+// TestBrokenWatchKeepsTheWorkers: when the Manager's pod watch breaks (it
+// fell behind), the pods created meanwhile are run and those deleted
+// meanwhile stopped, from the changes it missed alone: no new recovery
+// (containerd is listed once), and the pods that were running keep their
+// containers.
+func TestBrokenWatchKeepsTheWorkers(t *testing.T) {
+	l := newLifecycle(t, map[string]script{"main": {runs: true}}, db.WithWatchQueueLimit(2))
+	for _, name := range []string{"keep", "gone"} {
+		l.create(onePod(name, corev1.RestartPolicyNever, corev1.Container{Name: "main"}))
+	}
+	l.run()
+	for _, name := range []string{"keep", "gone"} {
+		l.waitPod(name, "running", isRunning("main"))
+	}
+	// Four changes in one transaction: more than the watch may queue, so
+	// it ends at once.
+	if err := l.store.Write(func(tx *db.Tx) error {
+		if _, err := tx.Delete(db.Pods, "default", "gone"); err != nil {
+			return err
+		}
+		for _, name := range []string{"new-1", "new-2", "new-3"} {
+			pod := onePod(name, corev1.RestartPolicyNever, corev1.Container{Name: "main"})
+			pod.Namespace, pod.UID, pod.Spec.NodeName = "default", types.UID("uid-"+name), "node"
+			if err := tx.Create(db.Pods, pod); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"new-1", "new-2", "new-3"} {
+		l.waitPod(name, "running", isRunning("main"))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, left := l.rt.counts("main"); left == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted pod's instance was never removed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.rt.mu.Lock()
+	lists := l.rt.lists
+	l.rt.mu.Unlock()
+	if lists != 1 {
+		t.Errorf("containerd listed %d times, want once (the recovery at start)", lists)
+	}
+	if created, started, _ := l.rt.counts("main"); created != 5 || started != 5 {
+		t.Errorf("created %d and started %d instances, want 5: one per pod", created, started)
 	}
 }
 

@@ -2,8 +2,6 @@ package podworker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/runtime"
@@ -125,6 +124,13 @@ func (m *Manager) now() time.Time { return m.cfg.Now() }
 // Run recovers the pods and containers left by a previous run, then follows
 // pod changes until ctx ends, sweeping leftovers every SweepInterval. When
 // it returns, containers keep running.
+//
+// Pods are followed on the controller skeleton: one list (the recovery),
+// then the watch, which a break resumes from the store's change log or
+// replaces with a relist turned into the changes since. Either way a broken
+// watch costs no new look at containerd: the workers already running keep
+// their containers, and only pods created or deleted meanwhile are started
+// or forgotten.
 func (m *Manager) Run(ctx context.Context) error {
 	m.ctx = ctx
 	defer m.wg.Wait()
@@ -138,66 +144,60 @@ func (m *Manager) Run(ctx context.Context) error {
 		defer m.wg.Done()
 		m.sources.follow(ctx)
 	}()
+	found, ok := m.listLeftoversUntilDone(ctx)
+	if !ok {
+		return nil
+	}
+	loop := controller.New(controller.Config[struct{}]{ // no keys: each pod has its own worker
+		Name:  "pod worker",
+		Store: m.cfg.Store,
+		Watches: []controller.Watch{{
+			Resource: db.Pods,
+			OnList:   func(objs []db.Object) { m.recover(ctx, found, objs) },
+			OnEvent: func(ev db.Event) {
+				pod := ev.Object.(*corev1.Pod)
+				if ev.Type == watch.Deleted {
+					m.forget(pod)
+					return
+				}
+				m.observe(ctx, pod, nil)
+			},
+		}},
+	})
+	return loop.Run(ctx)
+}
+
+// listLeftoversUntilDone lists what earlier runs left (containerd's
+// containers, pod networks, log and volume directories), retried with
+// back-off while that fails (containerd restarting); ok is false when ctx
+// ended first.
+func (m *Manager) listLeftoversUntilDone(ctx context.Context) (podLeftovers, bool) {
 	for failures := 0; ; failures++ {
-		err := m.recoverAndFollow(ctx)
+		found, err := m.listLeftovers(ctx)
+		if err == nil {
+			return found, true
+		}
 		if ctx.Err() != nil {
-			return nil
+			return found, false
 		}
-		if errors.Is(err, db.ErrClosed) {
-			return err
-		}
-		logrus.WithError(err).Warn("pod watch ended; recovering again")
+		logrus.WithError(err).Warn("recovering pods; retrying")
 		select {
 		case <-ctx.Done():
-			return nil
+			return found, false
 		case <-time.After(m.retryDelay(failures)):
 		}
 	}
 }
 
-// recoverAndFollow starts watching before it lists, so no change falls
-// between the list and the watch; events the list already saw are skipped.
-func (m *Manager) recoverAndFollow(ctx context.Context) error {
-	w, err := m.cfg.Store.Watch(ctx, db.Pods, 0)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	listed, err := m.recover(ctx)
-	if err != nil {
-		return err
-	}
-	for ev := range w.Events() {
-		if ev.RV <= listed {
-			continue
-		}
-		pod := ev.Object.(*corev1.Pod)
-		if ev.Type == watch.Deleted {
-			m.forget(pod)
-			continue
-		}
-		m.observe(ctx, pod, nil)
-	}
-	return w.Err()
-}
-
-// recover lists containerd's containers and the stored pods, starts a
-// worker for every pod that is not yet running one, and removes what
+// recover starts a worker for every stored pod (objs, listed after found),
+// handing each the containers containerd still has of it, and removes what
 // belongs to pods that no longer exist (containers, networks, logs,
 // volumes).
-func (m *Manager) recover(ctx context.Context) (uint64, error) {
-	found, err := m.listLeftovers(ctx)
-	if err != nil {
-		return 0, err
-	}
+func (m *Manager) recover(ctx context.Context, found podLeftovers, objs []db.Object) {
 	byPod := map[types.UID][]runtime.Container{}
 	for _, c := range found.containers {
 		uid := types.UID(c.Labels[runtime.LabelPodUID])
 		byPod[uid] = append(byPod[uid], c)
-	}
-	objs, rv, err := m.cfg.Store.List(db.Pods, "", nil)
-	if err != nil {
-		return 0, fmt.Errorf("listing pods: %w", err)
 	}
 	known := map[types.UID]bool{}
 	for _, obj := range objs {
@@ -212,7 +212,6 @@ func (m *Manager) recover(ctx context.Context) (uint64, error) {
 	}
 	m.sched.start()
 	m.removeLeftovers(found, known)
-	return rv, nil
 }
 
 func (m *Manager) isOurs(pod *corev1.Pod) bool {
