@@ -50,9 +50,9 @@ func (f *fakeStreams) Attach(ctx context.Context, pod *corev1.Pod, container str
 
 // Log writes nothing: these tests exercise exec and attach (the API's log
 // tests run over the kubelet's own Streams).
-func (f *fakeStreams) Log(ctx context.Context, pod *corev1.Pod, container string, req streaming.LogRequest, w io.Writer) error {
+func (f *fakeStreams) Log(pod *corev1.Pod, container string, req streaming.LogRequest) (func(context.Context, io.Writer) error, error) {
 	f.record("log " + container)
-	return nil
+	return func(context.Context, io.Writer) error { return nil }, nil
 }
 
 func (f *fakeStreams) record(call string) {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -45,19 +44,18 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	write, err := s.cfg.Streams.Log(pod, req.container, req.LogRequest)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	lw := &logWriter{w: w}
-	if err := s.cfg.Streams.Log(r.Context(), pod, req.container, req.LogRequest, lw); err != nil {
-		var status apierrors.APIStatus
-		switch {
-		case lw.started:
-			logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")
-		case errors.As(err, &status):
-			writeError(w, r, err)
-			return
-		default:
+	if err := write(r.Context(), lw); err != nil {
+		if !lw.started {
 			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("reading log of container %q in pod %q: %w", req.container, name, err)))
 			return
 		}
+		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")
 	}
 	lw.start()
 }

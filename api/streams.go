@@ -28,13 +28,13 @@ type Streams interface {
 	// container keeps one open), its output from now on, and resizes of
 	// its terminal. It returns nil when the process exits.
 	Attach(ctx context.Context, pod *corev1.Pod, container string, sio streaming.IO) error
-	// Log writes the log of the pod's container (regular, init or
-	// ephemeral) to w as req asks: which instance it reads, and with
-	// req.Follow when it moves on to the next one, is the kubelet's
-	// decision. An error that is the client's (no previous instance, a
-	// container still waiting to start) is a Status error
-	// (k8s.io/apimachinery/pkg/api/errors), returned before anything is
-	// written. w may be flushed (interface{ Flush() }) whenever the log has
-	// caught up.
-	Log(ctx context.Context, pod *corev1.Pod, container string, req streaming.LogRequest, w io.Writer) error
+	// Log opens the log of the pod's container (regular, init or
+	// ephemeral) as req asks: which instance it reads, and with req.Follow
+	// when it moves on to the next one, is the kubelet's decision. An error
+	// that is the client's (no previous instance, a container still waiting
+	// to start) is a Status error (k8s.io/apimachinery/pkg/api/errors),
+	// returned before anything is streamed; write then writes the log to w
+	// until it ends or ctx does, flushing w (interface{ Flush() }) whenever
+	// it has caught up.
+	Log(pod *corev1.Pod, container string, req streaming.LogRequest) (write func(ctx context.Context, w io.Writer) error, err error)
 }

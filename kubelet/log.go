@@ -18,17 +18,18 @@ import (
 	"github.com/skiff-sh/skiff/logs"
 )
 
-// Log writes the log of the pod's container to w: the file of the instance
-// logAttempt picks and, with req.Follow, the instances after it as they
-// start (nextAttempt), until the container ends for good or ctx ends.
-func (s *Streams) Log(ctx context.Context, pod *corev1.Pod, container string, req streaming.LogRequest, w io.Writer) error {
+// Log picks the instance of the pod's container whose log a /log request
+// reads (logAttempt) and returns what writes it: that instance's file and,
+// with req.Follow, the instances after it as they start (nextAttempt),
+// until the container ends for good or ctx ends.
+func (s *Streams) Log(pod *corev1.Pod, container string, req streaming.LogRequest) (func(ctx context.Context, w io.Writer) error, error) {
 	exists := func(attempt int) bool {
 		_, err := os.Stat(kube.ContainerLogPath(s.logRoot, pod, container, attempt))
 		return err == nil
 	}
 	attempt, err := logAttempt(pod, container, req.Previous, exists)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var follow *logs.Follow
 	if req.Follow && !req.Previous {
@@ -40,7 +41,10 @@ func (s *Streams) Log(ctx context.Context, pod *corev1.Pod, container string, re
 	opts.Skipped = func(file string, err error) {
 		logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "path": file}).WithError(err).Error("skipping log line")
 	}
-	return logs.Write(ctx, w, kube.ContainerLogPath(s.logRoot, pod, container, attempt), attempt, opts, follow)
+	path := kube.ContainerLogPath(s.logRoot, pod, container, attempt)
+	return func(ctx context.Context, w io.Writer) error {
+		return logs.Write(ctx, w, path, attempt, opts, follow)
+	}, nil
 }
 
 // logAttempt is the attempt whose file to read: the container's
