@@ -15,6 +15,7 @@
 //	    streams.go        api.Streams: exec, attach (through the runtime and the log files)
 //	    log.go            api.Streams' Log: which instance /log reads, when a follower moves on
 //	kubelet/streaming     the words of api.Streams (a leaf both sides import)
+//	kubelet/admission     which pods the node lets in, in what order (pure)
 //	kubelet/podworker     the pod worker: pods of this node → containers → pod status
 //	kubelet/stats         containers' and the node's usage (kubectl top, /metrics)
 //

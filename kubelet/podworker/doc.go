@@ -14,19 +14,19 @@
 //	            │              stop with grace and escalation, probes (prober.go)
 //	            └─ instance   (pod UID, container, attempt) in containerd (instance.go)
 //
-// The pure parts, table-tested without containerd, sit in files of their
-// own: admission.go (the node's allocatable and the pods' requests: who may
-// start, who waits), sysctl.go, conditions.go and status.go (what the status
-// says), backoff.go, deadline.go, resources.go (requests and cgroup
-// figures), security.go (the
-// effective security context), expand.go (env expansion), and convert.go's
-// translateContainer: a container's runtime config as a pure function of the
-// pod, the container and what the worker gathered for it (containerInputs:
-// the node's facts, the resolved env, the prepared mounts, the sandbox, the
-// image), as the kubelet's GenerateRunContainerOptions prepares what
-// generateContainerConfig translates. The lifecycle itself (create, start,
-// exit, restart, stop, recover, deadline, probes) is unit-tested in
-// lifecycle_test.go against a scripted runtime and an injected clock.
+// Which pods the node lets in, and in what order, is package
+// kubelet/admission's (pure). The pure parts here, table-tested without
+// containerd, sit in files of their own: sysctl.go, conditions.go and
+// status.go (what the status says), backoff.go, deadline.go, resources.go
+// (cgroup figures), security.go (the effective security context), expand.go
+// (env expansion), and convert.go's translateContainer: a container's
+// runtime config as a pure function of the pod, the container and what the
+// worker gathered for it (containerInputs: the node's facts, the resolved
+// env, the prepared mounts, the sandbox, the image), as the kubelet's
+// GenerateRunContainerOptions prepares what generateContainerConfig
+// translates. The lifecycle itself (create, start, exit, restart, stop,
+// recover, deadline, probes) is unit-tested in lifecycle_test.go against a
+// scripted runtime and an injected clock.
 //
 // Volumes (volumes*.go, atomicwriter.go, downwardapi.go, hostpath.go,
 // tmpfs.go) are laid out per pod UID under Config.VolumeRoot as the kubelet

@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/admission"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -68,7 +69,7 @@ type Config struct {
 type Manager struct {
 	cfg   Config
 	node  nodeInfo
-	sched *scheduler
+	sched *admission.Scheduler
 	slots *slotPool
 	// sources reads pods' ConfigMaps and Secrets and wakes their waiters.
 	sources *sources
@@ -111,7 +112,7 @@ func New(cfg Config) *Manager {
 			name: cfg.NodeName, hostIP: cfg.HostIP, logRoot: cfg.LogRoot,
 			cpu: cpu, memory: memory, storage: storage,
 		},
-		sched:      newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
+		sched:      admission.NewScheduler(admission.Allocatable{CPU: cpu, Memory: memory, Storage: storage, Pods: cfg.MaxPods}),
 		slots:      newSlotPool(cfg.MaxContainers),
 		sources:    newSources(cfg.Store),
 		workers:    map[types.UID]*worker{},
@@ -202,7 +203,7 @@ func (m *Manager) recover(ctx context.Context, found podLeftovers, objs []db.Obj
 	known := map[types.UID]bool{}
 	for _, obj := range objs {
 		if pod := obj.(*corev1.Pod); m.isOurs(pod) && wasAdmitted(pod) {
-			m.sched.bind(pod.UID, &pod.Spec) // before any new pod is let in
+			m.sched.Bind(pod.UID, &pod.Spec) // before any new pod is let in
 		}
 	}
 	for _, obj := range objs {
@@ -210,7 +211,7 @@ func (m *Manager) recover(ctx context.Context, found podLeftovers, objs []db.Obj
 		known[pod.UID] = true
 		m.observe(ctx, pod, byPod[pod.UID])
 	}
-	m.sched.start()
+	m.sched.Start()
 	m.removeLeftovers(found, known)
 }
 

@@ -51,51 +51,28 @@ func TestContainerLimits(t *testing.T) {
 	}
 }
 
-func TestPodRequests(t *testing.T) {
-	c := func(name string, req corev1.ResourceList, sidecar bool) corev1.Container {
-		out := corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: req}}
-		if sidecar {
-			out.RestartPolicy = sidecarPolicy
-		}
-		return out
-	}
+func TestNewAllocatableStorage(t *testing.T) {
 	tests := map[string]struct {
-		spec corev1.PodSpec
-		want corev1.ResourceList
+		capacity, reserved string
+		req                string
+		want               []string
 	}{
-		"sum of containers": {
-			spec: corev1.PodSpec{Containers: []corev1.Container{c("a", rl("cpu", "100m", "memory", "1Mi"), false), c("b", rl("cpu", "200m"), false)}},
-			want: rl("cpu", "300m", "memory", "1Mi"),
-		},
-		"a bigger init container": {
-			spec: corev1.PodSpec{
-				InitContainers: []corev1.Container{c("i", rl("cpu", "1", "memory", "1Mi"), false)},
-				Containers:     []corev1.Container{c("a", rl("cpu", "100m", "memory", "2Mi"), false)},
-			},
-			want: rl("cpu", "1", "memory", "2Mi"),
-		},
-		"sidecars add up, and to later init containers": {
-			spec: corev1.PodSpec{
-				InitContainers: []corev1.Container{c("s", rl("cpu", "500m"), true), c("i", rl("cpu", "1"), false)},
-				Containers:     []corev1.Container{c("a", rl("cpu", "100m"), false)},
-			},
-			want: rl("cpu", "1500m"),
-		},
-		"overhead": {
-			spec: corev1.PodSpec{Containers: []corev1.Container{c("a", rl("cpu", "100m"), false)}, Overhead: rl("cpu", "10m")},
-			want: rl("cpu", "110m"),
-		},
+		"capacity minus reserve fits":   {capacity: "10Gi", reserved: "2Gi", req: "8Gi"},
+		"capacity minus reserve":        {capacity: "10Gi", reserved: "2Gi", req: "9Gi", want: []string{"Insufficient ephemeral-storage"}},
+		"unknown capacity is unchecked": {capacity: "0", reserved: "2Gi", req: "100Ti"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := podRequests(&tc.spec)
-			for name, q := range tc.want {
-				if g := got[name]; g.Cmp(q) != 0 {
-					t.Errorf("%s = %s, want %s", name, g.String(), q.String())
-				}
-			}
-			if len(got) != len(tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
+			m := New(Config{
+				CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi"),
+				EphemeralStorage: resource.MustParse(tc.capacity), ReservedEphemeralStorage: resource.MustParse(tc.reserved),
+			})
+			// Enqueued before the scheduler starts: only told why it waits.
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+				Resources: corev1.ResourceRequirements{Requests: rl("ephemeral-storage", tc.req)}}}}}
+			got := m.sched.WhyWaiting(m.sched.Enqueue(pod))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/admission"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -135,7 +136,7 @@ func (w *worker) run(ctx context.Context) {
 	if pod.DeletionTimestamp != nil {
 		w.terminate(deletionGrace(pod))
 	}
-	defer w.m.sched.release(w.uid)
+	defer w.m.sched.Release(w.uid)
 	if !w.waitAdmission(ctx, pod) {
 		if ctx.Err() == nil && w.stopping() {
 			w.finishDeletion()
@@ -322,13 +323,13 @@ func (w *worker) stopSidecars(pod *corev1.Pod, sidecars []*containerRun) {
 // waitAdmission waits until the scheduler finds room for the pod, showing
 // why it waits as the scheduler does; false when the pod is stopped first.
 func (w *worker) waitAdmission(ctx context.Context, pod *corev1.Pod) bool {
-	t := w.m.sched.enqueue(pod)
+	t := w.m.sched.Enqueue(pod)
 	select {
-	case <-t.admitted:
+	case <-t.Admitted():
 		return true
 	default:
 	}
-	msg := unschedulableMessage(w.m.sched.whyWaiting(t))
+	msg := admission.UnschedulableMessage(w.m.sched.WhyWaiting(t))
 	w.log.WithField("reason", msg).Info("pod does not fit the node; waiting")
 	w.schedulerEvent(corev1.EventTypeWarning, "FailedScheduling", "%s", msg)
 	_, err := w.update(func(p *corev1.Pod) {
@@ -341,7 +342,7 @@ func (w *worker) waitAdmission(ctx context.Context, pod *corev1.Pod) bool {
 		w.logError("recording unschedulable pod", err)
 	}
 	select {
-	case <-t.admitted:
+	case <-t.Admitted():
 		return err == nil
 	case <-w.stop:
 	case <-ctx.Done():

@@ -1,4 +1,4 @@
-package podworker
+package admission
 
 import (
 	"fmt"
@@ -15,37 +15,37 @@ import (
 	"github.com/skiff-sh/skiff/kube"
 )
 
-// allocatable is what the node offers to pods: capacity minus the
-// reserve. A zero storage means the node's ephemeral storage is unknown
-// and not checked.
-type allocatable struct {
-	cpu, memory, storage resource.Quantity
-	pods                 int
+// Allocatable is what the node offers to pods: capacity minus the
+// reserve. A zero Storage means the node's ephemeral storage is unknown
+// and not checked; Pods ≤ 0 means kube.DefaultMaxPods.
+type Allocatable struct {
+	CPU, Memory, Storage resource.Quantity
+	Pods                 int
 }
 
 // of returns the allocatable amount of resource name and whether the
 // scheduler checks it.
-func (a allocatable) of(name corev1.ResourceName) (resource.Quantity, bool) {
+func (a Allocatable) of(name corev1.ResourceName) (resource.Quantity, bool) {
 	switch name {
 	case corev1.ResourceCPU:
-		return a.cpu, true
+		return a.CPU, true
 	case corev1.ResourceMemory:
-		return a.memory, true
+		return a.Memory, true
 	case corev1.ResourceEphemeralStorage:
 		// NOTE: the scheduler's NodeResourcesFit checks ephemeral-storage
 		// requests against the node's allocatable like cpu and memory; a
 		// node that reports no storage capacity is left unchecked here.
-		return a.storage, !a.storage.IsZero()
+		return a.Storage, !a.Storage.IsZero()
 	}
 	return resource.Quantity{}, false
 }
 
-// insufficient lists, as the scheduler's NodeResourcesFit filter does, why
+// Insufficient lists, as the scheduler's NodeResourcesFit filter does, why
 // a pod requesting req does not fit beside pods already bound pods
 // requesting used in total; empty when it fits.
-func insufficient(req, used corev1.ResourceList, pods int, alloc allocatable) []string {
+func Insufficient(req, used corev1.ResourceList, pods int, alloc Allocatable) []string {
 	var reasons []string
-	if pods+1 > alloc.pods {
+	if pods+1 > alloc.Pods {
 		reasons = append(reasons, "Too many pods")
 	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
@@ -63,9 +63,9 @@ func insufficient(req, used corev1.ResourceList, pods int, alloc allocatable) []
 	return reasons
 }
 
-// unschedulableMessage is the scheduler's FitError message for this one
+// UnschedulableMessage is the scheduler's FitError message for this one
 // node: "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
-func unschedulableMessage(reasons []string) string {
+func UnschedulableMessage(reasons []string) string {
 	parts := make([]string, len(reasons))
 	for i, r := range reasons {
 		parts[i] = "1 " + r
@@ -74,7 +74,7 @@ func unschedulableMessage(reasons []string) string {
 	return fmt.Sprintf("0/1 nodes are available: %s.", strings.Join(parts, ", "))
 }
 
-// scheduler admits pods to the node in creation order, as long as their
+// Scheduler admits pods to the node in creation order, as long as their
 // requests fit beside the pods already admitted and not yet finished: the
 // role of kube-scheduler for skiff's one node. It holds new pods back until
 // recovery has registered the pods admitted by an earlier run.
@@ -83,17 +83,17 @@ func unschedulableMessage(reasons []string) string {
 // requests in use are kept as a running sum, a new pod is checked alone
 // (nothing else can fit that did not before), and only the release of an
 // admitted pod looks at the waiting ones again.
-type scheduler struct {
+type Scheduler struct {
 	mu      sync.Mutex
-	alloc   allocatable
+	alloc   Allocatable
 	bound   map[types.UID]corev1.ResourceList
 	used    corev1.ResourceList // the sum of bound's requests
-	queue   []*ticket           // waiting, in creation order
+	queue   []*Ticket           // waiting, in creation order
 	started bool
 }
 
-// ticket is a pod waiting for room: admitted is closed once it is bound.
-type ticket struct {
+// Ticket is a pod waiting for room (Scheduler.Enqueue).
+type Ticket struct {
 	uid      types.UID
 	created  time.Time
 	name     string
@@ -102,29 +102,34 @@ type ticket struct {
 	reasons  []string // why it did not fit, at its last try
 }
 
+// Admitted is closed once the ticket's pod is bound.
+func (t *Ticket) Admitted() <-chan struct{} { return t.admitted }
+
 // before orders tickets by creation, then name.
-func (t *ticket) before(o *ticket) bool {
+func (t *Ticket) before(o *Ticket) bool {
 	if !t.created.Equal(o.created) {
 		return t.created.Before(o.created)
 	}
 	return t.name < o.name
 }
 
-func newScheduler(alloc allocatable) *scheduler {
-	if alloc.pods <= 0 {
-		alloc.pods = kube.DefaultMaxPods
+// NewScheduler returns a Scheduler of the node's alloc; it admits
+// nothing before Start.
+func NewScheduler(alloc Allocatable) *Scheduler {
+	if alloc.Pods <= 0 {
+		alloc.Pods = kube.DefaultMaxPods
 	}
-	return &scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}, used: corev1.ResourceList{}}
+	return &Scheduler{alloc: alloc, bound: map[types.UID]corev1.ResourceList{}, used: corev1.ResourceList{}}
 }
 
-// bind records a pod admitted earlier (recovery): it counts at once.
-func (s *scheduler) bind(uid types.UID, spec *corev1.PodSpec) {
+// Bind records a pod admitted earlier (recovery): it counts at once.
+func (s *Scheduler) Bind(uid types.UID, spec *corev1.PodSpec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bindLocked(uid, podRequests(spec))
 }
 
-func (s *scheduler) bindLocked(uid types.UID, req corev1.ResourceList) {
+func (s *Scheduler) bindLocked(uid types.UID, req corev1.ResourceList) {
 	if _, ok := s.bound[uid]; ok {
 		return
 	}
@@ -132,19 +137,19 @@ func (s *scheduler) bindLocked(uid types.UID, req corev1.ResourceList) {
 	addResources(s.used, req)
 }
 
-// start lets queued pods in; called once recovery has bound the old pods.
-func (s *scheduler) start() {
+// Start lets queued pods in; called once recovery has bound the old pods.
+func (s *Scheduler) Start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.started = true
 	s.schedule()
 }
 
-// enqueue asks for room for pod. The ticket's admitted channel is closed
+// Enqueue asks for room for pod. The ticket's Admitted channel is closed
 // when the pod is bound (maybe already on return); otherwise reasons says
 // why it waits.
-func (s *scheduler) enqueue(pod *corev1.Pod) *ticket {
-	t := &ticket{
+func (s *Scheduler) Enqueue(pod *corev1.Pod) *Ticket {
+	t := &Ticket{
 		uid: pod.UID, created: pod.CreationTimestamp.Time, name: pod.Namespace + "/" + pod.Name,
 		req: podRequests(&pod.Spec), admitted: make(chan struct{}),
 	}
@@ -165,16 +170,16 @@ func (s *scheduler) enqueue(pod *corev1.Pod) *ticket {
 	return t
 }
 
-// whyWaiting returns why the ticket's pod still waits (nil once admitted).
-func (s *scheduler) whyWaiting(t *ticket) []string {
+// WhyWaiting returns why the ticket's pod still waits (nil once admitted).
+func (s *Scheduler) WhyWaiting(t *Ticket) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return t.reasons
 }
 
-// release frees the place of a pod that finished or went away, and of a
+// Release frees the place of a pod that finished or went away, and of a
 // ticket that no longer waits; waiting pods that now fit are admitted.
-func (s *scheduler) release(uid types.UID) {
+func (s *Scheduler) Release(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if req, ok := s.bound[uid]; ok {
@@ -183,13 +188,13 @@ func (s *scheduler) release(uid types.UID) {
 		s.schedule()
 		return
 	}
-	if i := slices.IndexFunc(s.queue, func(t *ticket) bool { return t.uid == uid }); i >= 0 {
+	if i := slices.IndexFunc(s.queue, func(t *Ticket) bool { return t.uid == uid }); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
 	}
 }
 
 // schedule admits, in queue order, every waiting pod that fits.
-func (s *scheduler) schedule() {
+func (s *Scheduler) schedule() {
 	if !s.started {
 		return
 	}
@@ -207,6 +212,6 @@ func (s *scheduler) schedule() {
 	s.queue = kept
 }
 
-func (s *scheduler) fit(req corev1.ResourceList) []string {
-	return insufficient(req, s.used, len(s.bound), s.alloc)
+func (s *Scheduler) fit(req corev1.ResourceList) []string {
+	return Insufficient(req, s.used, len(s.bound), s.alloc)
 }

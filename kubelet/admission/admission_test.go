@@ -1,4 +1,4 @@
-package podworker
+package admission
 
 import (
 	"fmt"
@@ -10,10 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 func TestInsufficient(t *testing.T) {
-	alloc := allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi"), storage: resource.MustParse("10Gi"), pods: 3}
+	alloc := Allocatable{CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi"), Storage: resource.MustParse("10Gi"), Pods: 3}
 	tests := map[string]struct {
 		req, used corev1.ResourceList
 		pods      int
@@ -32,31 +33,7 @@ func TestInsufficient(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := insufficient(tc.req, tc.used, tc.pods, alloc)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want,+got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestNewAllocatableStorage(t *testing.T) {
-	tests := map[string]struct {
-		capacity, reserved string
-		req                string
-		want               []string
-	}{
-		"capacity minus reserve fits":   {capacity: "10Gi", reserved: "2Gi", req: "8Gi"},
-		"capacity minus reserve":        {capacity: "10Gi", reserved: "2Gi", req: "9Gi", want: []string{"Insufficient ephemeral-storage"}},
-		"unknown capacity is unchecked": {capacity: "0", reserved: "2Gi", req: "100Ti"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			m := New(Config{
-				CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi"),
-				EphemeralStorage: resource.MustParse(tc.capacity), ReservedEphemeralStorage: resource.MustParse(tc.reserved),
-			})
-			got := insufficient(rl("ephemeral-storage", tc.req), rl(), 0, m.sched.alloc)
+			got := Insufficient(tc.req, tc.used, tc.pods, alloc)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
@@ -75,7 +52,7 @@ func TestUnschedulableMessage(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := unschedulableMessage(tc.reasons); got != tc.want {
+			if got := UnschedulableMessage(tc.reasons); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -92,7 +69,7 @@ func podRequesting(uid string, created time.Duration, cpu string) *corev1.Pod {
 	}
 }
 
-func admitted(t *ticket) bool {
+func admitted(t *Ticket) bool {
 	select {
 	case <-t.admitted:
 		return true
@@ -102,41 +79,41 @@ func admitted(t *ticket) bool {
 }
 
 func TestScheduler(t *testing.T) {
-	s := newScheduler(allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")})
+	s := NewScheduler(Allocatable{CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi")})
 	old := podRequesting("old", 0, "1")
-	s.bind(old.UID, &old.Spec) // recovered before the scheduler starts
+	s.Bind(old.UID, &old.Spec) // recovered before the scheduler starts
 
 	// Queued before start: nothing is admitted yet, in any order.
-	late := s.enqueue(podRequesting("late", 3*time.Second, "500m"))
-	big := s.enqueue(podRequesting("big", time.Second, "1500m"))
-	small := s.enqueue(podRequesting("small", 2*time.Second, "500m"))
+	late := s.Enqueue(podRequesting("late", 3*time.Second, "500m"))
+	big := s.Enqueue(podRequesting("big", time.Second, "1500m"))
+	small := s.Enqueue(podRequesting("small", 2*time.Second, "500m"))
 	if admitted(late) || admitted(big) || admitted(small) {
 		t.Fatal("admitted before start")
 	}
-	s.start()
+	s.Start()
 	// Creation order: big does not fit beside old, small and late do.
 	if admitted(big) || !admitted(small) || !admitted(late) {
 		t.Fatalf("after start: big %v small %v late %v, want false true true", admitted(big), admitted(small), admitted(late))
 	}
-	if diff := cmp.Diff([]string{"Insufficient cpu"}, s.whyWaiting(big)); diff != "" {
+	if diff := cmp.Diff([]string{"Insufficient cpu"}, s.WhyWaiting(big)); diff != "" {
 		t.Errorf("why big waits (-want,+got):\n%s", diff)
 	}
-	s.release(old.UID)
+	s.Release(old.UID)
 	if admitted(big) {
 		t.Fatal("big admitted with 1 cpu in use by small and late")
 	}
-	s.release(small.uid)
-	s.release(late.uid)
+	s.Release(small.uid)
+	s.Release(late.uid)
 	if !admitted(big) {
 		t.Fatal("big not admitted once the node is free")
 	}
-	again := s.enqueue(podRequesting("big", time.Second, "1500m"))
+	again := s.Enqueue(podRequesting("big", time.Second, "1500m"))
 	if !admitted(again) {
 		t.Error("a bound pod asking again must be admitted at once")
 	}
-	gone := s.enqueue(podRequesting("gone", 4*time.Second, "1"))
-	s.release(gone.uid) // deleted while waiting
-	s.release(big.uid)
+	gone := s.Enqueue(podRequesting("gone", 4*time.Second, "1"))
+	s.Release(gone.uid) // deleted while waiting
+	s.Release(big.uid)
 	if admitted(gone) {
 		t.Error("a released ticket was admitted")
 	}
@@ -148,18 +125,79 @@ func TestScheduler(t *testing.T) {
 func BenchmarkSchedulerFlood(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		s := newScheduler(allocatable{cpu: resource.MustParse("2"), memory: resource.MustParse("1Gi")})
-		s.start()
-		var tickets []*ticket
+		s := NewScheduler(Allocatable{CPU: resource.MustParse("2"), Memory: resource.MustParse("1Gi")})
+		s.Start()
+		var tickets []*Ticket
 		for i := range 10000 {
-			tickets = append(tickets, s.enqueue(podRequesting(fmt.Sprintf("w%d", i), time.Duration(i), "1000")))
+			tickets = append(tickets, s.Enqueue(podRequesting(fmt.Sprintf("w%d", i), time.Duration(i), "1000")))
 			if i%100 == 0 {
-				fits := s.enqueue(podRequesting(fmt.Sprintf("f%d", i), time.Duration(i), "10m"))
-				s.release(fits.uid)
+				fits := s.Enqueue(podRequesting(fmt.Sprintf("f%d", i), time.Duration(i), "10m"))
+				s.Release(fits.uid)
 			}
 		}
 		for _, t := range tickets {
-			s.release(t.uid)
+			s.Release(t.uid)
 		}
+	}
+}
+
+// rl is a resource list of name, quantity pairs.
+func rl(kv ...string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return out
+}
+
+var sidecarPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+
+func TestPodRequests(t *testing.T) {
+	c := func(name string, req corev1.ResourceList, sidecar bool) corev1.Container {
+		out := corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: req}}
+		if sidecar {
+			out.RestartPolicy = sidecarPolicy
+		}
+		return out
+	}
+	tests := map[string]struct {
+		spec corev1.PodSpec
+		want corev1.ResourceList
+	}{
+		"sum of containers": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{c("a", rl("cpu", "100m", "memory", "1Mi"), false), c("b", rl("cpu", "200m"), false)}},
+			want: rl("cpu", "300m", "memory", "1Mi"),
+		},
+		"a bigger init container": {
+			spec: corev1.PodSpec{
+				InitContainers: []corev1.Container{c("i", rl("cpu", "1", "memory", "1Mi"), false)},
+				Containers:     []corev1.Container{c("a", rl("cpu", "100m", "memory", "2Mi"), false)},
+			},
+			want: rl("cpu", "1", "memory", "2Mi"),
+		},
+		"sidecars add up, and to later init containers": {
+			spec: corev1.PodSpec{
+				InitContainers: []corev1.Container{c("s", rl("cpu", "500m"), true), c("i", rl("cpu", "1"), false)},
+				Containers:     []corev1.Container{c("a", rl("cpu", "100m"), false)},
+			},
+			want: rl("cpu", "1500m"),
+		},
+		"overhead": {
+			spec: corev1.PodSpec{Containers: []corev1.Container{c("a", rl("cpu", "100m"), false)}, Overhead: rl("cpu", "10m")},
+			want: rl("cpu", "110m"),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := podRequests(&tc.spec)
+			for name, q := range tc.want {
+				if g := got[name]; g.Cmp(q) != 0 {
+					t.Errorf("%s = %s, want %s", name, g.String(), q.String())
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
