@@ -52,6 +52,7 @@ func TestDependencyDirection(t *testing.T) {
 		"kubelet/streaming is a leaf": {pkg: "kubelet/streaming", forbidden: []string{module + "/"}, allowed: []string{module + "/logs"}},
 		// The kubelet's pure parts: Kubernetes' rules only, no runtime, store or network.
 		"kubelet/admission is pure": {pkg: "kubelet/admission", forbidden: []string{module + "/"}, allowed: []string{module + "/kube"}},
+		"kubelet/prober is pure":    {pkg: "kubelet/prober", forbidden: []string{module + "/"}},
 		"service proxy reads the store only": {pkg: "daemon/proxier", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"cluster dns reads the store only": {pkg: "daemon/clusterdns", forbidden: []string{

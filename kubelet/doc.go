@@ -16,6 +16,7 @@
 //	    log.go            api.Streams' Log: which instance /log reads, when a follower moves on
 //	kubelet/streaming     the words of api.Streams (a leaf both sides import)
 //	kubelet/admission     which pods the node lets in, in what order (pure)
+//	kubelet/prober        a probe's timing, schedule and thresholds (pure)
 //	kubelet/podworker     the pod worker: pods of this node → containers → pod status
 //	kubelet/stats         containers' and the node's usage (kubectl top, /metrics)
 //

@@ -15,9 +15,12 @@
 //	            └─ instance   (pod UID, container, attempt) in containerd (instance.go)
 //
 // Which pods the node lets in, and in what order, is package
-// kubelet/admission's (pure). The pure parts here, table-tested without
-// containerd, sit in files of their own: sysctl.go, conditions.go and
-// status.go (what the status says), backoff.go, deadline.go, resources.go
+// kubelet/admission's, and how a probe's results become its verdict package
+// kubelet/prober's (both pure); prober.go runs the probes (probe_handlers.go:
+// exec, HTTP, TCP, gRPC) and acts on the verdicts. The pure parts here,
+// table-tested without containerd, sit in files of their own: sysctl.go,
+// conditions.go and status.go (what the status says), backoff.go,
+// deadline.go, resources.go
 // (cgroup figures), security.go (the effective security context), expand.go
 // (env expansion), and convert.go's translateContainer: a container's
 // runtime config as a pure function of the pod, the container and what the

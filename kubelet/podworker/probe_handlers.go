@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/skiff-sh/skiff/kubelet/prober"
 	"github.com/skiff-sh/skiff/runtime"
 )
 
@@ -31,10 +32,10 @@ const probeUserAgent = "kube-probe/1.34"
 // maxProbeBody is how much of an HTTP probe's response body is read.
 const maxProbeBody = 10 * 1024
 
-// runProbe runs one probe of instance id within timeout: resultUnknown
+// runProbe runs one probe of instance id within timeout: prober.Unknown
 // when the probe could not be run (the kubelet throws such results away).
 // output says why a probe failed, as the kubelet's Unhealthy event does.
-func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe, timeout time.Duration) (res probeResult, output string) {
+func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe, timeout time.Duration) (res prober.Result, output string) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var err error
@@ -48,12 +49,12 @@ func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe,
 	case p.GRPC != nil:
 		res, err = r.grpcProbe(ctx, p.GRPC, timeout)
 	default:
-		return resultUnknown, ""
+		return prober.Unknown, ""
 	}
 	if err == nil {
 		return res, ""
 	}
-	if res == resultUnknown {
+	if res == prober.Unknown {
 		r.log.WithError(err).Debug("probe failed to run")
 	}
 	return res, err.Error()
@@ -67,18 +68,18 @@ func (f probeFailure) Error() string { return string(f) }
 
 // execProbe runs command in the container: exit code 0 passes; running
 // past the timeout fails (as with the kubelet's ExecProbeTimeout).
-func (r *containerRun) execProbe(ctx context.Context, id string, command []string) (probeResult, error) {
+func (r *containerRun) execProbe(ctx context.Context, id string, command []string) (prober.Result, error) {
 	out := &limitedBuffer{max: maxProbeBody}
 	code, err := r.w.m.cfg.Runtime.Exec(ctx, id, runtime.ExecConfig{Args: command, Stdout: out, Stderr: out})
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return resultFailure, probeFailure(fmt.Sprintf("command %q timed out", command))
+		return prober.Failure, probeFailure(fmt.Sprintf("command %q timed out", command))
 	case err != nil:
-		return resultUnknown, err
+		return prober.Unknown, err
 	case code != 0:
-		return resultFailure, probeFailure(out.String())
+		return prober.Failure, probeFailure(out.String())
 	}
-	return resultSuccess, nil
+	return prober.Success, nil
 }
 
 // limitedBuffer keeps the first max bytes written to it (an exec probe's
@@ -132,10 +133,10 @@ func (r *containerRun) probePort(port intstr.IntOrString) (int, error) {
 // httpProbe GETs the URL: a status from 200 to 399 passes. Redirects are
 // followed on the same host only; one to another host passes, as with the
 // kubelet.
-func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (probeResult, error) {
+func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (prober.Result, error) {
 	port, err := r.probePort(g.Port)
 	if err != nil {
-		return resultFailure, err
+		return prober.Failure, err
 	}
 	scheme := strings.ToLower(string(g.Scheme))
 	if scheme == "" {
@@ -148,11 +149,11 @@ func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (
 	host := r.probeHost(g.Host)
 	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
 	if u, err = u.Parse(path); err != nil {
-		return resultFailure, err
+		return prober.Failure, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return resultFailure, err
+		return prober.Failure, err
 	}
 	req.Header.Set("User-Agent", probeUserAgent)
 	req.Header.Set("Accept", "*/*")
@@ -174,34 +175,34 @@ func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return resultFailure, err
+		return prober.Failure, err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProbeBody))
 	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
-		return resultFailure, probeFailure(fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode))
+		return prober.Failure, probeFailure(fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.StatusCode))
 	}
-	return resultSuccess, nil
+	return prober.Success, nil
 }
 
 // tcpProbe passes when a TCP connection opens.
-func (r *containerRun) tcpProbe(ctx context.Context, t *corev1.TCPSocketAction) (probeResult, error) {
+func (r *containerRun) tcpProbe(ctx context.Context, t *corev1.TCPSocketAction) (prober.Result, error) {
 	port, err := r.probePort(t.Port)
 	if err != nil {
-		return resultFailure, err
+		return prober.Failure, err
 	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(r.probeHost(t.Host), strconv.Itoa(port)))
 	if err != nil {
-		return resultFailure, err
+		return prober.Failure, err
 	}
 	conn.Close()
-	return resultSuccess, nil
+	return prober.Success, nil
 }
 
 // grpcProbe asks the gRPC health service (grpc.health.v1) for the service:
 // SERVING passes.
-func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction, timeout time.Duration) (probeResult, error) {
+func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction, timeout time.Duration) (prober.Result, error) {
 	addr := net.JoinHostPort(r.probeHost(""), strconv.Itoa(int(g.Port)))
 	conn, err := grpc.DialContext(ctx, addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -210,10 +211,10 @@ func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction, time
 	)
 	// The failures say what the kubelet's gRPC prober says.
 	if errors.Is(err, context.DeadlineExceeded) {
-		return resultFailure, probeFailure(fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err))
+		return prober.Failure, probeFailure(fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err))
 	}
 	if err != nil {
-		return resultFailure, probeFailure(fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err))
+		return prober.Failure, probeFailure(fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err))
 	}
 	defer conn.Close()
 	service := ""
@@ -224,14 +225,14 @@ func (r *containerRun) grpcProbe(ctx context.Context, g *corev1.GRPCAction, time
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.Unimplemented:
-		return resultFailure, probeFailure(fmt.Sprintf("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", status.Convert(err).Message()))
+		return prober.Failure, probeFailure(fmt.Sprintf("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", status.Convert(err).Message()))
 	case codes.DeadlineExceeded:
-		return resultFailure, probeFailure(fmt.Sprintf("timeout: health rpc did not complete within %v", timeout))
+		return prober.Failure, probeFailure(fmt.Sprintf("timeout: health rpc did not complete within %v", timeout))
 	default:
-		return resultFailure, probeFailure(fmt.Sprintf("error: health rpc probe failed: %+v", err))
+		return prober.Failure, probeFailure(fmt.Sprintf("error: health rpc probe failed: %+v", err))
 	}
 	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		return resultFailure, probeFailure(fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String()))
+		return prober.Failure, probeFailure(fmt.Sprintf("service unhealthy (responded with %q)", resp.GetStatus().String()))
 	}
-	return resultSuccess, nil
+	return prober.Success, nil
 }

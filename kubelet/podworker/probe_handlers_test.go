@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiff-sh/skiff/kubelet/prober"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -57,14 +58,14 @@ func TestHTTPProbe(t *testing.T) {
 	r := probeRun(t, corev1.ContainerPort{Name: "web", ContainerPort: int32(port)})
 	tests := map[string]struct {
 		action corev1.HTTPGetAction
-		want   probeResult
+		want   prober.Result
 	}{
-		"200":                        {action: corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt(port)}, want: resultSuccess},
-		"named port":                 {action: corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromString("web")}, want: resultSuccess},
-		"503":                        {action: corev1.HTTPGetAction{Path: "/down", Port: intstr.FromInt(port)}, want: resultFailure},
-		"local redirect is followed": {action: corev1.HTTPGetAction{Path: "/redirect-local", Port: intstr.FromInt(port)}, want: resultSuccess},
-		"redirect elsewhere passes":  {action: corev1.HTTPGetAction{Path: "/redirect-away", Port: intstr.FromInt(port)}, want: resultSuccess},
-		"unknown port name":          {action: corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromString("nope")}, want: resultFailure},
+		"200":                        {action: corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromInt(port)}, want: prober.Success},
+		"named port":                 {action: corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromString("web")}, want: prober.Success},
+		"503":                        {action: corev1.HTTPGetAction{Path: "/down", Port: intstr.FromInt(port)}, want: prober.Failure},
+		"local redirect is followed": {action: corev1.HTTPGetAction{Path: "/redirect-local", Port: intstr.FromInt(port)}, want: prober.Success},
+		"redirect elsewhere passes":  {action: corev1.HTTPGetAction{Path: "/redirect-away", Port: intstr.FromInt(port)}, want: prober.Success},
+		"unknown port name":          {action: corev1.HTTPGetAction{Path: "/ok", Port: intstr.FromString("nope")}, want: prober.Failure},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestHTTPProbe(t *testing.T) {
 		})
 	}
 	headers := corev1.HTTPGetAction{Path: "ok", Port: intstr.FromInt(port), HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Probe", Value: "1"}, {Name: "Host", Value: "example.com"}}}
-	if got, err := r.httpProbe(context.Background(), &headers); got != resultSuccess {
+	if got, err := r.httpProbe(context.Background(), &headers); got != prober.Success {
 		t.Errorf("with headers: %v %v", got, err)
 	}
 	if gotUA != "kube-probe/1.34" || gotHost != "example.com" || gotHeader != "1" {
@@ -90,11 +91,11 @@ func TestTCPProbe(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	r := probeRun(t)
-	if got, err := r.tcpProbe(context.Background(), &corev1.TCPSocketAction{Port: intstr.FromInt(port)}); got != resultSuccess {
+	if got, err := r.tcpProbe(context.Background(), &corev1.TCPSocketAction{Port: intstr.FromInt(port)}); got != prober.Success {
 		t.Errorf("open port: %v %v", got, err)
 	}
 	ln.Close()
-	if got, _ := r.tcpProbe(context.Background(), &corev1.TCPSocketAction{Port: intstr.FromInt(port)}); got != resultFailure {
+	if got, _ := r.tcpProbe(context.Background(), &corev1.TCPSocketAction{Port: intstr.FromInt(port)}); got != prober.Failure {
 		t.Errorf("closed port: %v, want failure", got)
 	}
 }
@@ -115,11 +116,11 @@ func TestGRPCProbe(t *testing.T) {
 	r := probeRun(t)
 	tests := map[string]struct {
 		service *string
-		want    probeResult
+		want    prober.Result
 	}{
-		"serving":     {want: resultSuccess},
-		"not serving": {service: ptr("db"), want: resultFailure},
-		"unknown":     {service: ptr("nope"), want: resultFailure},
+		"serving":     {want: prober.Success},
+		"not serving": {service: ptr("db"), want: prober.Failure},
+		"unknown":     {service: ptr("nope"), want: prober.Failure},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

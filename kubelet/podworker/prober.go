@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/prober"
 )
 
 // instanceProbes runs the probes of one running container instance, one
@@ -35,7 +36,7 @@ func (r *containerRun) startProbes(ctx context.Context, id string) {
 		p.started = true
 		close(p.startedCh)
 	}
-	for kind, probe := range map[probeKind]*corev1.Probe{startupProbe: c.StartupProbe, livenessProbe: c.LivenessProbe, readinessProbe: c.ReadinessProbe} {
+	for kind, probe := range map[prober.Kind]*corev1.Probe{prober.Startup: c.StartupProbe, prober.Liveness: c.LivenessProbe, prober.Readiness: c.ReadinessProbe} {
 		if probe != nil {
 			go p.loop(ctx, kind, probe)
 		}
@@ -49,11 +50,12 @@ func (p *instanceProbes) isStarted() bool {
 }
 
 // loop probes on the probe's schedule and acts on its verdicts.
-func (p *instanceProbes) loop(ctx context.Context, kind probeKind, probe *corev1.Probe) {
-	state := newProbeState(kind, timingOf(probe))
-	next := p.startedAt.Add(state.timing.initialDelay)
+func (p *instanceProbes) loop(ctx context.Context, kind prober.Kind, probe *corev1.Probe) {
+	timing := prober.TimingOf(probe)
+	state := prober.NewState(kind, timing)
+	next := p.startedAt.Add(timing.InitialDelay)
 	waitStart := p.startedCh
-	if kind == startupProbe || p.isStarted() {
+	if kind == prober.Startup || p.isStarted() {
 		waitStart = nil
 	}
 	for {
@@ -72,33 +74,33 @@ func (p *instanceProbes) loop(ctx context.Context, kind probeKind, probe *corev1
 		timer.Stop()
 		now := p.r.w.m.now()
 		started := p.isStarted()
-		if kind == startupProbe && started {
+		if kind == prober.Startup && started {
 			return
 		}
-		if state.shouldProbe(now, p.startedAt, started) {
-			res, output := p.r.runProbe(ctx, p.id, probe, state.timing.timeout)
-			if res == resultFailure {
+		if state.ShouldProbe(now, p.startedAt, started) {
+			res, output := p.r.runProbe(ctx, p.id, probe, timing.Timeout)
+			if res == prober.Failure {
 				p.r.event(corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", kind, output)
 			}
-			if res != resultUnknown {
-				if verdict, changed := state.observe(res); changed {
+			if res != prober.Unknown {
+				if verdict, changed := state.Observe(res); changed {
 					p.act(kind, verdict, probe)
 				}
 			}
 		}
-		next = state.nextProbeAt(now, p.startedAt)
+		next = state.NextProbeAt(now, p.startedAt)
 	}
 }
 
 // act applies a verdict: readiness sets Ready; a passed startup probe
 // marks the container Started; a failed liveness or startup probe kills
 // the container, which then restarts as its restart policy says.
-func (p *instanceProbes) act(kind probeKind, verdict probeResult, probe *corev1.Probe) {
+func (p *instanceProbes) act(kind prober.Kind, verdict prober.Result, probe *corev1.Probe) {
 	r := p.r
 	switch {
-	case kind == readinessProbe:
-		r.setProbed(p.id, func(cs *corev1.ContainerStatus) { cs.Ready = verdict == resultSuccess })
-	case kind == startupProbe && verdict == resultSuccess:
+	case kind == prober.Readiness:
+		r.setProbed(p.id, func(cs *corev1.ContainerStatus) { cs.Ready = verdict == prober.Success })
+	case kind == prober.Startup && verdict == prober.Success:
 		p.mu.Lock()
 		p.started = true
 		close(p.startedCh)
@@ -108,7 +110,7 @@ func (p *instanceProbes) act(kind probeKind, verdict probeResult, probe *corev1.
 			cs.Ready = r.spec.ReadinessProbe == nil
 		})
 		r.markStarted()
-	case verdict == resultFailure:
+	case verdict == prober.Failure:
 		grace := deletionGrace(&corev1.Pod{Spec: r.pod.Spec})
 		if probe.TerminationGracePeriodSeconds != nil {
 			grace = time.Duration(*probe.TerminationGracePeriodSeconds) * time.Second
@@ -142,7 +144,7 @@ type probeKill struct {
 
 // probeKillMessage is the kubelet's Killing message for a container that
 // failed its kind probe, saying whether it will be restarted.
-func (r *containerRun) probeKillMessage(kind probeKind) string {
+func (r *containerRun) probeKillMessage(kind prober.Kind) string {
 	who := "Container"
 	if r.kind == kindSidecar {
 		who = "Init container"
