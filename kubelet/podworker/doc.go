@@ -16,20 +16,19 @@
 //
 // Which pods the node lets in, and in what order, is package
 // kubelet/admission's, and how a probe's results become its verdict package
-// kubelet/prober's (both pure); prober.go runs the probes (probe_handlers.go:
-// exec, HTTP, TCP, gRPC) and acts on the verdicts. The pure parts here,
-// table-tested without containerd, sit in files of their own: sysctl.go,
-// conditions.go and status.go (what the status says), backoff.go,
-// deadline.go, resources.go
-// (cgroup figures), security.go (the effective security context), expand.go
-// (env expansion), and convert.go's translateContainer: a container's
-// runtime config as a pure function of the pod, the container and what the
-// worker gathered for it (containerInputs: the node's facts, the resolved
-// env, the prepared mounts, the sandbox, the image), as the kubelet's
-// GenerateRunContainerOptions prepares what generateContainerConfig
-// translates. The lifecycle itself (create, start, exit, restart, stop,
-// recover, deadline, probes) is unit-tested in lifecycle_test.go against a
-// scripted runtime and an injected clock.
+// kubelet/prober's (both pure); prober.go runs the probes
+// (probe_handlers.go: exec, HTTP, TCP, gRPC) and acts on the verdicts. The
+// pure parts here, table-tested without containerd, sit in files of their
+// own: sysctl.go, conditions.go and status.go (what the status says),
+// backoff.go, deadline.go, resources.go (cgroup figures), security.go (the
+// effective security context), expand.go (env expansion), and convert.go's
+// translateContainer: a container's runtime config as a pure function of the
+// pod, the container and what the worker gathered for it (containerInputs:
+// the node's facts, the resolved env, the prepared mounts, the sandbox, the
+// image), as the kubelet's GenerateRunContainerOptions prepares what
+// generateContainerConfig translates. The lifecycle itself (create, start,
+// exit, restart, stop, recover, deadline, probes) is unit-tested in
+// lifecycle_test.go against a scripted runtime and an injected clock.
 //
 // Volumes (volumes*.go, atomicwriter.go, downwardapi.go, hostpath.go,
 // tmpfs.go) are laid out per pod UID under Config.VolumeRoot as the kubelet
