@@ -18,15 +18,16 @@ import (
 	"github.com/skiff-sh/skiff/runtime"
 )
 
-// streamRuntime is what exec and attach need from the container runtime.
-type streamRuntime interface {
+// StreamRuntime is what exec and attach need from the container runtime;
+// package runtime's *Runtime implements it.
+type StreamRuntime interface {
 	Exec(ctx context.Context, id string, cfg runtime.ExecConfig) (int, error)
 	AttachStdin(ctx context.Context, id string) (io.WriteCloser, error)
 	CloseStdin(ctx context.Context, id string) error
 	ResizeTTY(ctx context.Context, id string, size runtime.TerminalSize) error
 }
 
-var _ streamRuntime = (*runtime.Runtime)(nil)
+var _ StreamRuntime = (*runtime.Runtime)(nil)
 
 // Streams is the kubelet's streaming half (api.Streams): exec runs a process
 // in the container's running instance; attach joins the client to the
@@ -35,14 +36,14 @@ var _ streamRuntime = (*runtime.Runtime)(nil)
 // that it outlives skiffd); log writes the log files of the instances a
 // /log request asks for (log.go).
 type Streams struct {
-	rt      streamRuntime
+	rt      StreamRuntime
 	store   *db.Store
 	logRoot string
 }
 
 // NewStreams returns the streams of the containers rt runs: the pods are
 // read from store, their log files from under logRoot.
-func NewStreams(rt streamRuntime, store *db.Store, logRoot string) *Streams {
+func NewStreams(rt StreamRuntime, store *db.Store, logRoot string) *Streams {
 	return &Streams{rt: rt, store: store, logRoot: logRoot}
 }
 
