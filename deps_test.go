@@ -23,16 +23,13 @@ func TestDependencyDirection(t *testing.T) {
 		"failpoint is a leaf": {pkg: "failpoint", forbidden: []string{module + "/"}},
 		// NOTE: failpoint (empty outside test builds) is the one skiff
 		// package runtime may import: its lifecycle windows are in runtime.
-		"runtime is a leaf":      {pkg: "runtime", forbidden: []string{module + "/"}, allowed: []string{module + "/failpoint"}},
-		"network is a leaf":      {pkg: "network", forbidden: []string{module + "/"}},
-		"dnsserver is a leaf":    {pkg: "dnsserver", forbidden: []string{module + "/"}},
-		"serviceproxy is a leaf": {pkg: "serviceproxy", forbidden: []string{module + "/"}},
-		"kube is a leaf":         {pkg: "kube", forbidden: []string{module + "/"}},
-		"supervisor is a leaf":   {pkg: "runtime/supervisor", forbidden: []string{module + "/"}},
-		// NOTE: api reaches the kubelet through its Streams interface only;
-		// kubelet/streaming holds the words of that interface.
-		"api never sees containerd or the kubelet": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon",
-			module + "/kubelet"}, allowed: []string{module + "/kubelet/streaming"}},
+		"runtime is a leaf":         {pkg: "runtime", forbidden: []string{module + "/"}, allowed: []string{module + "/failpoint"}},
+		"network is a leaf":         {pkg: "network", forbidden: []string{module + "/"}},
+		"dnsserver is a leaf":       {pkg: "dnsserver", forbidden: []string{module + "/"}},
+		"serviceproxy is a leaf":    {pkg: "serviceproxy", forbidden: []string{module + "/"}},
+		"kube is a leaf":            {pkg: "kube", forbidden: []string{module + "/"}},
+		"supervisor is a leaf":      {pkg: "runtime/supervisor", forbidden: []string{module + "/"}},
+		"api never sees containerd": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"controller skeleton uses the store only": {pkg: "daemon/controller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"job controller uses the store only": {pkg: "daemon/jobcontroller", forbidden: []string{
@@ -45,14 +42,7 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"namespace controller uses the store only": {pkg: "daemon/namespacecontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
-		"the kubelet never imports api":    {pkg: "kubelet", forbidden: []string{module + "/api"}},
-		"the pod worker never imports api": {pkg: "kubelet/podworker", forbidden: []string{module + "/api"}},
-		"the sampler never imports api":    {pkg: "kubelet/stats", forbidden: []string{module + "/api"}},
-		// The words api and the kubelet share: no runtime, no store.
-		"kubelet/streaming is a leaf": {pkg: "kubelet/streaming", forbidden: []string{module + "/"}, allowed: []string{module + "/logs"}},
-		// The kubelet's pure parts: Kubernetes' rules only, no runtime, store or network.
-		"kubelet/admission is pure": {pkg: "kubelet/admission", forbidden: []string{module + "/"}, allowed: []string{module + "/kube"}},
-		"kubelet/prober is pure":    {pkg: "kubelet/prober", forbidden: []string{module + "/"}},
+		"pod worker never imports api": {pkg: "kubelet/podworker", forbidden: []string{module + "/api"}},
 		"service proxy reads the store only": {pkg: "daemon/proxier", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"cluster dns reads the store only": {pkg: "daemon/clusterdns", forbidden: []string{
@@ -67,6 +57,18 @@ func TestDependencyDirection(t *testing.T) {
 		"build info is a leaf":         {pkg: "internal/buildinfo", forbidden: []string{module + "/"}},
 		"sdnotify is a leaf":           {pkg: "internal/sdnotify", forbidden: []string{module + "/"}},
 		"skiffd links no test helpers": {pkg: "cmd/skiffd", forbidden: []string{module + "/network/nettest", module + "/runtime/runtimetest"}},
+
+		// The kubelet's tree: api reaches it through its Streams interface
+		// only, whose words (kubelet/streaming) are a leaf; nothing in it
+		// imports api; its pure parts are Kubernetes' rules alone, with no
+		// runtime, store or network.
+		"api reaches the kubelet through Streams only": {pkg: "api", forbidden: []string{module + "/kubelet"},
+			allowed: []string{module + "/kubelet/streaming"}},
+		"the kubelet never imports api": {pkg: "kubelet", forbidden: []string{module + "/api"}},
+		"the sampler never imports api": {pkg: "kubelet/stats", forbidden: []string{module + "/api"}},
+		"kubelet/streaming is a leaf":   {pkg: "kubelet/streaming", forbidden: []string{module + "/"}, allowed: []string{module + "/logs"}},
+		"kubelet/admission is pure":     {pkg: "kubelet/admission", forbidden: []string{module + "/"}, allowed: []string{module + "/kube"}},
+		"kubelet/prober is pure":        {pkg: "kubelet/prober", forbidden: []string{module + "/"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
