@@ -10,7 +10,7 @@
 //	kubelet/              the node and the streaming half
 //	    node.go           the machine: name, InternalIP, CPUs, memory (DescribeNode)
 //	    node_status.go    the Node object: register, heartbeat, the start-up events
-//	    imagegc.go        image garbage collection between --image-gc-high/low
+//	    imagegc.go        image garbage collection (--image-gc-high/low-threshold)
 //	    maxcontainers.go  --max-containers derived from the PID limit and memory
 //	    streams.go        api.Streams: exec, attach (through the runtime and the log files)
 //	    log.go            api.Streams' Log: which instance /log reads, when a follower moves on
