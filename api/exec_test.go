@@ -356,6 +356,33 @@ func TestStreamsUnavailable(t *testing.T) {
 	}
 }
 
+// TestLogUnavailable: without the kubelet's Streams, /log answers 503 as
+// exec does, never a 500 or a panic.
+func TestLogUnavailable(t *testing.T) {
+	store, err := db.Open(filepath.Join(t.TempDir(), "skiff.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Create(db.Pods, runningPod("p", "c")); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Config{Store: store}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/namespaces/default/pods/p/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st metav1.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || st.Reason != metav1.StatusReasonServiceUnavailable {
+		t.Errorf("status %d, reason %q; want 503 ServiceUnavailable", resp.StatusCode, st.Reason)
+	}
+}
+
 func TestQueryBool(t *testing.T) {
 	tests := map[string]bool{"": false, "stdin=": true, "stdin=1": true, "stdin=true": true, "stdin=True": true,
 		"stdin=0": false, "stdin=false": false, "stdin=FALSE": false, "stdin=yes": true}
