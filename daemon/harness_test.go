@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -94,12 +95,15 @@ type skiffd struct {
 	listen string
 	// ownPKI: skiffd makes its PKI; the clients follow the kubeconfig it
 	// writes (loaded, the one they use now).
-	ownPKI  bool
-	loaded  []byte
-	extra   []string
-	bridge  string
-	subnet  string
-	gateway string // the bridge's address
+	ownPKI bool
+	loaded []byte
+	// plainHTTP: a skiffd from before TLS (bin), served and probed over
+	// plain HTTP, given no TLS flag.
+	plainHTTP bool
+	extra     []string
+	bridge    string
+	subnet    string
+	gateway   string // the bridge's address
 	// serviceCIDR is the skiffd's own ClusterIP range: the Service rules
 	// of every skiffd on the host see all traffic.
 	serviceCIDR string
@@ -141,20 +145,37 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		serviceCIDR: fmt.Sprintf("10.%d.%d.0/24", 232+(os.Getpid()/256+int(n))%16, (os.Getpid()+int(n)*7)%256),
 	}
 	s.kubeconfig = filepath.Join(s.dataDir, "kubeconfig.yaml")
-	// The PKI skiffd finds at its first start and keeps: made here, with
-	// skiffd's own package, so that the clients exist before skiffd does
-	// (skiffd re-issues the serving certificate if its names differ; the
-	// CA and the admin's certificate it keeps). TestTLS* start on empty
-	// data dirs instead, where skiffd makes all of it.
-	certs, err := pki.Load(pki.Config{Dir: filepath.Join(s.dataDir, "pki")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.caPEM = certs.CABundle()
-	s.adminCert, s.adminKey = certs.AdminCredentials()
-	s.client = kubernetes.NewForConfigOrDie(s.restConfig())
+	s.preparePKI()
 	t.Cleanup(s.cleanup)
 	return s
+}
+
+// preparePKI makes (or reads) the PKI skiffd finds in its data dir at its
+// first start and keeps, with skiffd's own package, so that the clients
+// exist before skiffd does (skiffd re-issues the serving certificate if
+// its names differ; the CA and the admin's certificate it keeps). It runs
+// again at each start, for tests that move the data dir; a skiffd with
+// ownPKI makes all of it itself (TestTLSServing).
+func (s *skiffd) preparePKI() {
+	s.t.Helper()
+	// The names skiffd gives its serving certificate, so that neither
+	// issues it again for the other (which a full data disk would refuse).
+	prefix, err := netip.ParsePrefix(s.serviceCIDR)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	certs, err := pki.Load(pki.Config{Dir: filepath.Join(s.dataDir, "pki"), ServiceIP: net.IP(prefix.Addr().Next().AsSlice())})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ca := certs.CABundle()
+	if s.client != nil && bytes.Equal(ca, s.caPEM) {
+		return
+	}
+	s.caPEM = ca
+	s.adminCert, s.adminKey = certs.AdminCredentials()
+	s.https = nil
+	s.client = kubernetes.NewForConfigOrDie(s.restConfig())
 }
 
 // url is the https URL of path on skiffd's TCP listener.
@@ -314,13 +335,18 @@ func (s *skiffd) startAndWait(path string) {
 		"--containerd-namespace", s.namespace(),
 		"--listen", cmp.Or(s.listen, s.addr),
 		"--socket", s.socket,
-		"--write-kubeconfig", s.kubeconfig,
 		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
 		"--restart-backoff-base", "10ms", "--restart-backoff-max", "100ms",
 		"--log-level", "debug",
 		// Each test has its own containerd namespace: give it the test image.
 		"--import-image", testImage,
 		"--pod-subnet", s.subnet, "--pod-bridge", s.bridge, "--service-cidr", s.serviceCIDR,
+	}
+	if !s.plainHTTP {
+		args = append(args, "--write-kubeconfig", s.kubeconfig)
+		if !s.ownPKI {
+			s.preparePKI()
+		}
 	}
 	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	s.cmd.Env = append(os.Environ(), s.env...)
@@ -350,7 +376,11 @@ func (s *skiffd) startAndWait(path string) {
 				s.loaded = written
 			}
 		}
-		resp, err := s.get(path)
+		get := s.get
+		if s.plainHTTP {
+			get = func(path string) (*http.Response, error) { return http.Get("http://" + s.addr + path) }
+		}
+		resp, err := get(path)
 		if err != nil {
 			return false, nil
 		}
