@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -438,6 +439,10 @@ func serve(cfg Config, h http.Handler, tlsConfig *tls.Config) (servers []*server
 			ReadHeaderTimeout: 30 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			BaseContext:       func(net.Listener) context.Context { return base },
+			// What net/http says of a connection (a failed TLS handshake: a
+			// client that does not trust the CA, a port scanner) goes to
+			// skiffd's log in its format, as kube-apiserver logs it.
+			ErrorLog: log.New(logrus.StandardLogger().WriterLevel(logrus.InfoLevel), "", 0),
 		}
 		srv.RegisterOnShutdown(cancel)
 		return &server{ln: ln, srv: srv}
