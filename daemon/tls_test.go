@@ -205,6 +205,23 @@ print(client.CoreV1Api().read_namespace("default").metadata.name)`
 		}
 	})
 
+	t.Run("a new --tls-san at a restart", func(t *testing.T) {
+		s.stop()
+		s.extra = append(s.extra, "--tls-san", "new.skiff.test")
+		s.start()
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(s.caPEM)
+		for _, name := range []string{"new.skiff.test", "api.skiff.test"} {
+			conn, err := tls.Dial("tcp", s.addr, &tls.Config{RootCAs: roots, ServerName: name})
+			if err != nil {
+				t.Errorf("after adding --tls-san new.skiff.test, %s: %v", name, err)
+				continue
+			}
+			conn.Close()
+		}
+		kubeconfigWorks(t, "the first start's kubeconfig after a new --tls-san", kubeconfig)
+	})
+
 	t.Run("the operator's PKI", func(t *testing.T) {
 		opDir := t.TempDir()
 		op, err := pki.Load(pki.Config{Dir: filepath.Join(opDir, "pki"), SANs: []string{"op.skiff.test"}})
