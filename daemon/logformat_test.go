@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -28,11 +29,17 @@ func TestJSONLogs(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	get(http.DefaultClient, "http://"+s.addr+"/api/v1/namespaces/default/pods?limit=5")
+	get(s.anonymousClient(), s.url("/api/v1/namespaces/default/pods?limit=5"))
 	overSocket := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", s.socket)
 	}}}
 	get(overSocket, "http://skiffd/apis/batch/v1/namespaces/default/jobs/missing")
+	// A client that does not trust skiffd's CA: net/http logs the failed
+	// handshake, in skiffd's format too.
+	if conn, err := tls.Dial("tcp", s.addr, &tls.Config{}); err == nil {
+		conn.Close()
+		t.Fatal("a client without skiffd's CA trusted its certificate")
+	}
 	s.stop()
 
 	data, err := os.ReadFile(s.logFile())
@@ -40,6 +47,7 @@ func TestJSONLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var requests []map[string]any
+	handshakeLogged := false
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var entry map[string]any
 		if err := json.Unmarshal([]byte(line), &entry); err != nil {
@@ -50,9 +58,15 @@ func TestJSONLogs(t *testing.T) {
 				t.Errorf("line %d has no %q: %s", i+1, k, line)
 			}
 		}
+		if msg, _ := entry["msg"].(string); strings.Contains(msg, "http: TLS handshake error from 127.0.0.1:") {
+			handshakeLogged = true
+		}
 		if entry["msg"] == "request" {
 			requests = append(requests, entry)
 		}
+	}
+	if !handshakeLogged {
+		t.Error("no JSON line for the failed TLS handshake")
 	}
 	wants := []map[string]any{
 		{"user": "system:anonymous", "verb": "list", "resource": "pods", "namespace": "default", "code": 200.0},
