@@ -37,6 +37,9 @@ type Config struct {
 	// Images imports image tarballs posted to ImagesPath; nil = that
 	// endpoint answers 503.
 	Images Images
+	// Tokens issues ServiceAccount tokens (serviceaccounts/<name>/token);
+	// nil = that subresource answers 503.
+	Tokens TokenRequests
 	// MaxImageSize bounds a posted image tarball in bytes (413 beyond);
 	// 0 = DefaultMaxImageSize.
 	MaxImageSize int64

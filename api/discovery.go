@@ -93,6 +93,9 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 			slices.SortFunc(subs, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
 			list.APIResources = append(list.APIResources, subs...)
 		}
+		if rs == serviceAccountResource {
+			list.APIResources = append(list.APIResources, tokenSubresource())
+		}
 	}
 	return list
 }

@@ -72,6 +72,10 @@ func TestDiscovery(t *testing.T) {
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret",
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true, Kind: "ServiceAccount", ShortNames: []string{"sa"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest",
+				Verbs: metav1.Verbs{"create"}},
 		}},
 		"discovery": {path: "/apis/discovery.k8s.io/v1", want: []metav1.APIResource{
 			{Name: "endpointslices", SingularName: "endpointslice", Namespaced: true, Kind: "EndpointSlice",

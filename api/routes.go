@@ -31,6 +31,7 @@ func (s *server) routes(r *mux.Router) {
 	}
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
+	s.tokenRequestRoute(r)
 	s.resourceMetricsRoutes(r)
 	r.HandleFunc(ImagesPath, s.images)
 	r.HandleFunc(BackupPath, s.backup)

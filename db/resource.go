@@ -37,10 +37,12 @@ var (
 	Events     = Resource{Name: "events", Namespaced: true, New: func() Object { return &corev1.Event{} }}
 	Namespaces = Resource{Name: "namespaces", New: func() Object { return &corev1.Namespace{} },
 		Finalizing: func(obj Object) bool { return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0 }}
-	Nodes          = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
-	Services       = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
-	Endpoints      = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
-	EndpointSlices = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
-	ConfigMaps     = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }, NoGeneration: true}
-	Secrets        = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
+	Nodes           = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
+	Services        = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
+	Endpoints       = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
+	EndpointSlices  = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
+	ConfigMaps      = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }, NoGeneration: true}
+	Secrets         = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
+	ServiceAccounts = Resource{Name: "serviceaccounts", Namespaced: true, New: func() Object { return &corev1.ServiceAccount{} },
+		NoGeneration: true}
 )
