@@ -16,18 +16,20 @@ import (
 // serviceAccountResource is core/v1 serviceaccounts: the identities pods
 // run as. Their token subresource is served beside (tokenRequestRoute).
 var serviceAccountResource = &resource{
-	gv:            coreV1,
-	kind:          "ServiceAccount",
-	plural:        "serviceaccounts",
-	singular:      "serviceaccount",
-	shortNames:    []string{"sa"},
-	store:         db.ServiceAccounts,
-	goType:        reflect.TypeOf(corev1.ServiceAccount{}),
-	listType:      reflect.TypeOf(corev1.ServiceAccountList{}),
-	newList:       newServiceAccountList,
-	fields:        objectFields,
-	columns:       serviceAccountColumns,
-	cells:         func(obj db.Object, now time.Time) []any { return serviceAccountCells(obj.(*corev1.ServiceAccount), now) },
+	gv:         coreV1,
+	kind:       "ServiceAccount",
+	plural:     "serviceaccounts",
+	singular:   "serviceaccount",
+	shortNames: []string{"sa"},
+	store:      db.ServiceAccounts,
+	goType:     reflect.TypeOf(corev1.ServiceAccount{}),
+	listType:   reflect.TypeOf(corev1.ServiceAccountList{}),
+	newList:    newServiceAccountList,
+	fields:     objectFields,
+	columns:    serviceAccountColumns,
+	cells: func(obj db.Object, now time.Time) []any {
+		return serviceAccountCells(obj.(*corev1.ServiceAccount), now)
+	},
 	prepareCreate: func(_ *server, obj db.Object) { kube.PrepareServiceAccount(obj.(*corev1.ServiceAccount)) },
 	// NOTE: kube's ValidateServiceAccount checks the metadata only, which
 	// every resource's writes check already.
