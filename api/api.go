@@ -34,6 +34,10 @@ type Config struct {
 	// exists and is not terminating (kube-apiserver's admission plugin of
 	// that name). The daemon sets it; without it any namespace is accepted.
 	NamespaceLifecycle bool
+	// ServiceAccounts: new pods are admitted as kube-apiserver's
+	// ServiceAccount admission plugin does (kube.PodStrategy). The daemon
+	// sets it; without it pods need no ServiceAccount.
+	ServiceAccounts bool
 	// Images imports image tarballs posted to ImagesPath; nil = that
 	// endpoint answers 503.
 	Images Images
@@ -87,7 +91,8 @@ func New(cfg Config) http.Handler {
 		panic("api: " + err.Error() + " (the daemon checks it with CheckServiceCIDR)")
 	}
 	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange,
-		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle}}
+		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle,
+			ServiceAccounts: cfg.ServiceAccounts}}
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)

@@ -38,6 +38,18 @@ var podResource = &resource{
 	defaultPropagation:   metav1.DeletePropagationBackground,
 	deleteGrace:          podDeleteGrace,
 	warnings:             podWarnings,
+	admit:                admitPod,
+}
+
+// admitPod is the admission of a new pod against its ServiceAccount
+// (kube.PodStrategy.Admit).
+func admitPod(s *server, tx *db.Tx, obj db.Object) error {
+	pod := obj.(*corev1.Pod)
+	sa, err := db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, pod.Namespace, kube.PodServiceAccount(pod))
+	if err != nil {
+		return err
+	}
+	return s.pods.Admit(pod, sa)
 }
 
 // podWarnings are kube's warnings on a created pod about what it takes

@@ -73,6 +73,10 @@ type resource struct {
 	// validateStatusUpdate validates an update of the object's status
 	// subresource; nil = only the metadata rules.
 	validateStatusUpdate func(newObj, oldObj db.Object) field.ErrorList
+	// admit, if set, is the admission of a new, valid object against what
+	// the transaction that stores it reads (a Pod's ServiceAccount); it
+	// may change the object, as kube's mutating admission plugins do.
+	admit func(s *server, tx *db.Tx, obj db.Object) error
 	// allocate, if set, gives a new, valid object what it takes from a
 	// pool shared by all objects (a Service's ClusterIP), inside the
 	// transaction that stores it (a Read one for a dry run).

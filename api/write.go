@@ -3,7 +3,9 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -135,6 +137,7 @@ func (s *server) create(rs *resource) http.HandlerFunc {
 // the new object in its managedFields, unless an apply already set them.
 func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db.Object, error) {
 	clearSystemMeta(in)
+	lookups := 0
 	for attempt := 1; ; attempt++ {
 		obj := in.DeepCopyObject().(db.Object)
 		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
@@ -170,6 +173,14 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 		if generated && errors.Is(err, db.ErrAlreadyExists) && attempt < generateNameAttempts {
 			continue
 		}
+		if kube.IsMissingDefaultServiceAccount(err) && lookups < defaultServiceAccountLookups {
+			// NOTE: kube-apiserver's ServiceAccount admission looks the
+			// default account up again for a while: in a namespace just
+			// created, the service account controller is about to make it.
+			lookups++
+			time.Sleep(time.Duration(100+rand.IntN(100)) * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			return nil, statusFor(err, rs.groupResource(), obj.GetName())
 		}
@@ -183,11 +194,21 @@ func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object) error {
 	if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
 		return err
 	}
+	if rs.admit != nil {
+		if err := rs.admit(s, tx, obj); err != nil {
+			return err
+		}
+	}
 	if rs.allocate != nil {
 		return rs.allocate(s, tx, obj)
 	}
 	return nil
 }
+
+// defaultServiceAccountLookups is how many times a pod's creation looks
+// for its namespace's default ServiceAccount again before it is refused
+// (kube-apiserver's ServiceAccount admission: 10, 100–200 ms apart).
+const defaultServiceAccountLookups = 10
 
 // clearSystemMeta drops the metadata a client may not set on create.
 func clearSystemMeta(obj db.Object) {

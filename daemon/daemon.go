@@ -28,6 +28,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
+	"github.com/skiff-sh/skiff/daemon/serviceaccountcontroller"
 	"github.com/skiff-sh/skiff/daemon/stats"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -91,6 +92,16 @@ type Config struct {
 	// controller's, the kubelet's, the store's, Go's and the process's
 	// metrics are registered in it; nil = a new one.
 	Metrics *prometheus.Registry
+	// ServiceAccountIssuer is the iss of ServiceAccount tokens
+	// (--service-account-issuer; "" = serviceaccount.DefaultIssuer), and
+	// APIAudiences the audiences the API accepts them for
+	// (--api-audiences; nil = the issuer).
+	ServiceAccountIssuer string
+	APIAudiences         []string
+	// AdvertiseAddress is the node address pods reach the API at, the
+	// kubernetes Service's endpoint (--advertise-address; "" = the node's
+	// InternalIP).
+	AdvertiseAddress string
 	// StatsInterval is the time between two samples of the containers'
 	// usage, the window of kubectl top's CPU figures; 0 = stats.DefaultInterval.
 	StatsInterval time.Duration
@@ -143,6 +154,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
+	ident, err := loadIdentity(cfg, store, services)
+	if err != nil {
+		return err
+	}
 	retryNamespaces, err := startOrRetry("creating the system namespaces", func() error {
 		return namespacecontroller.EnsureSystemNamespaces(store)
 	})
@@ -236,6 +251,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
+	goRun("serviceaccount controller", serviceaccountcontroller.New(serviceaccountcontroller.Config{
+		Store: store, CABundle: ident.pki.CABundle()}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
@@ -262,6 +279,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,
 		Metrics:                  podworker.NewMetrics(reg),
+		Tokens:                   ident.tokens,
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,
@@ -270,7 +288,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 		// The API's own pod create strategy (api.Config's NodeName and
 		// NamespaceLifecycle below).
-		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
+		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true, ServiceAccounts: true},
 		Metrics: jobcontroller.NewMetrics(reg),
 	}).Run)
 	goRun("cronjob controller", cronjobcontroller.New(cronjobcontroller.Config{
@@ -297,6 +315,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return err
 		}}},
 		NamespaceLifecycle: true,
+		ServiceAccounts:    true,
+		Tokens:             ident.tokens,
 		Images:             imageService{rt},
 		MaxImageSize:       cfg.MaxImageSize,
 		ServiceCIDR:        services.cidr,
@@ -314,6 +334,11 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	for _, s := range servers {
 		goRun("http server", s.run)
+	}
+	if listen != "" {
+		if err := publishAPIService(cfg, store, services, node, listen); err != nil {
+			return err
+		}
 	}
 	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.name}).Info("skiffd serving")
 	if cfg.Ready != nil {

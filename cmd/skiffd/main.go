@@ -31,6 +31,7 @@ import (
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/serviceaccount"
 )
 
 func main() {
@@ -99,6 +100,12 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
 	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
+	fs.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", serviceaccount.DefaultIssuer, "iss of the ServiceAccount tokens skiffd issues, as kube-apiserver's flag")
+	fs.Func("api-audiences", "audiences the API accepts ServiceAccount tokens for, comma-separated (default: the issuer)", func(v string) error {
+		cfg.APIAudiences = strings.Split(v, ",")
+		return nil
+	})
+	fs.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address of this node at which pods reach the API, the kubernetes Service's endpoint (default: the node's InternalIP)")
 	fs.StringVar(&cfg.LogDriver, "log-driver", "", "the containers' log driver binary (default: "+logs.DriverBinary+" beside skiffd)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)
