@@ -16,7 +16,7 @@ var tokenRequestGVK = authenticationv1.SchemeGroupVersion.WithKind("TokenRequest
 
 // TokenRequests issues ServiceAccount tokens (serviceaccount.Requester).
 type TokenRequests interface {
-	Request(namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+	Request(namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, []string, error)
 }
 
 // tokenSubresource is serviceaccounts/token in discovery.
@@ -51,10 +51,13 @@ func (s *server) tokenRequest(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out, err := s.cfg.Tokens.Request(v["namespace"], v["name"], req)
+	out, warnings, err := s.cfg.Tokens.Request(v["namespace"], v["name"], req)
 	if err != nil {
 		writeError(w, r, statusFor(err, serviceAccountResource.groupResource(), v["name"]))
 		return
+	}
+	for _, msg := range warnings {
+		addWarning(w, msg)
 	}
 	out.SetGroupVersionKind(tokenRequestGVK)
 	writeJSON(w, r, http.StatusCreated, out)

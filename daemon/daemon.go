@@ -98,6 +98,9 @@ type Config struct {
 	// (--api-audiences; nil = the issuer).
 	ServiceAccountIssuer string
 	APIAudiences         []string
+	// ServiceAccountMaxTokenExpiration shortens longer token requests to
+	// it (--service-account-max-token-expiration); 0 = none.
+	ServiceAccountMaxTokenExpiration time.Duration
 	// AdvertiseAddress is the node address pods reach the API at, the
 	// kubernetes Service's endpoint (--advertise-address; "" = the node's
 	// InternalIP).

@@ -57,8 +57,9 @@ func loadIdentity(cfg Config, store *db.Store, services serviceNetwork) (*identi
 	}
 	get := serviceaccount.StoreGetter{Store: store}
 	return &identity{
-		pki:           p,
-		tokens:        &serviceaccount.Requester{Issuer: issuer, Audiences: audiences, Get: get, Node: get.Node},
+		pki: p,
+		tokens: &serviceaccount.Requester{Issuer: issuer, Audiences: audiences, Get: get, Node: get.Node,
+			MaxExpiration: cfg.ServiceAccountMaxTokenExpiration},
 		authenticator: serviceaccount.NewAuthenticator(issuerName, &p.ServiceAccountKey().PublicKey, audiences, get),
 	}, nil
 }

@@ -35,29 +35,32 @@ type Requester struct {
 	// Node reads a node by name for a pod-bound token's node claims; a
 	// missing node leaves the claims with its name only.
 	Node func(name string) (*corev1.Node, error)
+	// MaxExpiration shortens longer requests to it, with a warning
+	// (kube-apiserver's --service-account-max-token-expiration); 0 = none.
+	MaxExpiration time.Duration
 }
 
 // Request issues the token req asks for the ServiceAccount namespace/name,
 // as kube-apiserver's TokenRequest REST: it defaults req (name, namespace,
 // uid, audiences, expirationSeconds), validates it, checks the object the
-// token is to be bound to and returns req with its status. Errors are
-// kube's Status errors.
-func (r *Requester) Request(namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+// token is to be bound to and returns req with its status, and kube's
+// warnings about it. Errors are kube's Status errors.
+func (r *Requester) Request(namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, []string, error) {
 	req = req.DeepCopy()
 	if req.Name != "" && req.Name != name {
-		return nil, apierrors.NewInvalid(tokenRequestKind, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), req.Name,
+		return nil, nil, apierrors.NewInvalid(tokenRequestKind, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), req.Name,
 			"must match the service account name if specified")})
 	}
 	if req.Namespace != "" && req.Namespace != namespace {
-		return nil, apierrors.NewInvalid(tokenRequestKind, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace,
+		return nil, nil, apierrors.NewInvalid(tokenRequestKind, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace,
 			"must match the service account namespace if specified")})
 	}
 	sa, err := r.Get.ServiceAccount(namespace, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.UID != "" && req.UID != sa.UID {
-		return nil, apierrors.NewConflict(schema.GroupResource{Group: authenticationv1.GroupName, Resource: "TokenRequest"}, name,
+		return nil, nil, apierrors.NewConflict(schema.GroupResource{Group: authenticationv1.GroupName, Resource: "TokenRequest"}, name,
 			fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
 	}
 	if len(req.Spec.Audiences) == 0 {
@@ -71,11 +74,16 @@ func (r *Requester) Request(namespace, name string, req *authenticationv1.TokenR
 	req.CreationTimestamp = metav1.NewTime(now)
 	req.Status = authenticationv1.TokenRequestStatus{}
 	if errs := validateTokenRequest(req); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tokenRequestKind, "", errs)
+		return nil, nil, apierrors.NewInvalid(tokenRequestKind, "", errs)
 	}
 	b, err := r.binding(sa, req.Spec.BoundObjectRef)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var warnings []string
+	if max := int64(r.MaxExpiration / time.Second); max > 0 && *req.Spec.ExpirationSeconds > max {
+		warnings = append(warnings, fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", *req.Spec.ExpirationSeconds, max))
+		req.Spec.ExpirationSeconds = &max
 	}
 	exp := time.Duration(*req.Spec.ExpirationSeconds) * time.Second
 	lifetime, warnAfter := exp, time.Duration(0)
@@ -88,10 +96,10 @@ func (r *Requester) Request(namespace, name string, req *authenticationv1.TokenR
 	}
 	tok, _, err := r.Issuer.Issue(b, req.Spec.Audiences, lifetime, warnAfter)
 	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("failed to generate token: %w", err))
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("failed to generate token: %w", err))
 	}
 	req.Status = authenticationv1.TokenRequestStatus{Token: tok, ExpirationTimestamp: metav1.NewTime(now.Add(exp))}
-	return req, nil
+	return req, warnings, nil
 }
 
 // validateTokenRequest is kube's ValidateTokenRequest.

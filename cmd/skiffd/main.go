@@ -105,6 +105,9 @@ func run(args []string) error {
 		cfg.APIAudiences = strings.Split(v, ",")
 		return nil
 	})
+	// NOTE: kube-apiserver refuses a maximum under an hour; skiff takes
+	// shorter ones, so that a node's token refresh can be watched.
+	fs.DurationVar(&cfg.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", 0, "longest ServiceAccount token issued: longer requests are shortened to it, as kube-apiserver's flag (0 = no limit)")
 	fs.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address of this node at which pods reach the API, the kubernetes Service's endpoint (default: the node's InternalIP)")
 	fs.StringVar(&cfg.LogDriver, "log-driver", "", "the containers' log driver binary (default: "+logs.DriverBinary+" beside skiffd)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {

@@ -14,7 +14,7 @@ import (
 // TokenRequests issues ServiceAccount tokens, as the API's
 // serviceaccounts/<name>/token does (serviceaccount.Requester).
 type TokenRequests interface {
-	Request(namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+	Request(namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, []string, error)
 }
 
 // maxTokenAge is the oldest a pod's token gets before the node asks for a
@@ -66,7 +66,7 @@ func (t *tokens) token(pod *corev1.Pod, source *corev1.ServiceAccountTokenProjec
 	if source.Audience != "" {
 		req.Spec.Audiences = []string{source.Audience}
 	}
-	tr, err := t.issue.Request(pod.Namespace, pod.Spec.ServiceAccountName, req)
+	tr, _, err := t.issue.Request(pod.Namespace, pod.Spec.ServiceAccountName, req)
 	if err != nil {
 		return "", fmt.Errorf("failed to fetch token: %w", err)
 	}
