@@ -44,6 +44,8 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"service account tokens read the store only": {pkg: "serviceaccount", forbidden: []string{
 			module + "/api", module + "/daemon", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"serviceaccount controller uses the store only": {pkg: "daemon/serviceaccountcontroller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"pod worker never imports api": {pkg: "daemon/podworker", forbidden: []string{module + "/api"}},
 		"service proxy reads the store only": {pkg: "daemon/proxier", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
