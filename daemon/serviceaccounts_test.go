@@ -416,4 +416,3 @@ func ignoreNotFound(err error) error {
 	}
 	return err
 }
-
