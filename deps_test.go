@@ -28,6 +28,7 @@ func TestDependencyDirection(t *testing.T) {
 		"dnsserver is a leaf":       {pkg: "dnsserver", forbidden: []string{module + "/"}},
 		"serviceproxy is a leaf":    {pkg: "serviceproxy", forbidden: []string{module + "/"}},
 		"kube is a leaf":            {pkg: "kube", forbidden: []string{module + "/"}},
+		"authn is a leaf":           {pkg: "authn", forbidden: []string{module + "/"}},
 		"supervisor is a leaf":      {pkg: "runtime/supervisor", forbidden: []string{module + "/"}},
 		"api never sees containerd": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"controller skeleton uses the store only": {pkg: "daemon/controller", forbidden: []string{
