@@ -55,6 +55,7 @@ func TestDependencyDirection(t *testing.T) {
 		"skiff CLI is a client only": {pkg: "cmd/skiff", forbidden: []string{
 			module + "/api", module + "/daemon", module + "/db", module + "/runtime", module + "/logs",
 			module + "/network", module + "/dnsserver", module + "/serviceproxy", "github.com/containerd/", "go.etcd.io/bbolt"}},
+		"pki is a leaf":                {pkg: "pki", forbidden: []string{module + "/"}},
 		"build info is a leaf":         {pkg: "internal/buildinfo", forbidden: []string{module + "/"}},
 		"sdnotify is a leaf":           {pkg: "internal/sdnotify", forbidden: []string{module + "/"}},
 		"skiffd links no test helpers": {pkg: "cmd/skiffd", forbidden: []string{module + "/network/nettest", module + "/runtime/runtimetest"}},
