@@ -32,6 +32,7 @@ func (s *server) routes(r *mux.Router) {
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
 	s.resourceMetricsRoutes(r)
+	s.reviewRoutes(r)
 	r.HandleFunc(ImagesPath, s.images)
 	r.HandleFunc(BackupPath, s.backup)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -152,7 +153,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
 		if opts.dryRun {
-			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj) }); err != nil {
+			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj, opts.user) }); err != nil {
 				return nil, err
 			}
 			obj.SetCreationTimestamp(metav1.Now())
@@ -162,7 +163,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return obj, nil
 		}
 		err := s.store.Write(func(tx *db.Tx) error {
-			if err := s.admitCreate(tx, rs, obj); err != nil {
+			if err := s.admitCreate(tx, rs, obj, opts.user); err != nil {
 				return err
 			}
 			return tx.Create(rs.store, obj)
@@ -178,10 +179,16 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 }
 
 // admitCreate checks, in the transaction that stores it, that obj may be
-// created where it is, and gives it what it takes from shared pools.
-func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object) error {
+// created where it is and by user, and gives it what it takes from shared
+// pools.
+func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object, user authenticationv1.UserInfo) error {
 	if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
 		return err
+	}
+	if rs.admitWrite != nil {
+		if err := rs.admitWrite(s, tx, user, obj, nil); err != nil {
+			return err
+		}
 	}
 	if rs.allocate != nil {
 		return rs.allocate(s, tx, obj)
@@ -289,6 +296,11 @@ func (s *server) updateObject(rs *resource, ns, name string, status bool, opts w
 		}
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(rs.groupKind(), name, errs)
+		}
+		if rs.admitWrite != nil && !status {
+			if err := rs.admitWrite(s, tx, opts.user, obj, old); err != nil {
+				return err
+			}
 		}
 		out = obj
 		if opts.dryRun {

@@ -48,16 +48,18 @@ func Authorize(src Source, a Attributes) (allowed bool, reason string) {
 		return true, ""
 	}
 	var errs []error
-	visitRules(src, a.User, a.Namespace, func(rule *rbacv1.PolicyRule, err error) bool {
+	visitRules(src, a.User, a.Namespace, func(by string, rule *rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err)
 			return true
 		}
-		allowed = RuleAllows(a, rule)
+		if RuleAllows(a, rule) {
+			allowed, reason = true, "RBAC: allowed by "+by
+		}
 		return !allowed
 	})
 	if allowed || len(errs) == 0 {
-		return allowed, ""
+		return allowed, reason
 	}
 	return false, "RBAC: " + aggregateMessage(errs)
 }
@@ -68,7 +70,7 @@ func Authorize(src Source, a Attributes) (allowed bool, reason string) {
 func RulesFor(src Source, user authenticationv1.UserInfo, namespace string) ([]rbacv1.PolicyRule, []error) {
 	var rules []rbacv1.PolicyRule
 	var errs []error
-	visitRules(src, user, namespace, func(rule *rbacv1.PolicyRule, err error) bool {
+	visitRules(src, user, namespace, func(_ string, rule *rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -79,20 +81,25 @@ func RulesFor(src Source, user authenticationv1.UserInfo, namespace string) ([]r
 	return rules, errs
 }
 
+// visitor is called with each rule and the binding that gives it (as
+// kube describes it), or with an error; false stops the visit.
+type visitor func(by string, rule *rbacv1.PolicyRule, err error) bool
+
 // visitRules calls visit with each rule given to user by the
 // ClusterRoleBindings, then by the RoleBindings of namespace, or with the
-// error of a binding whose role could not be read; it stops when visit
-// returns false.
-func visitRules(src Source, user authenticationv1.UserInfo, namespace string, visit func(*rbacv1.PolicyRule, error) bool) {
+// error of a binding whose role could not be read.
+func visitRules(src Source, user authenticationv1.UserInfo, namespace string, visit visitor) {
 	crbs, err := src.ClusterRoleBindings()
-	if err != nil && !visit(nil, err) {
+	if err != nil && !visit("", nil, err) {
 		return
 	}
 	for _, b := range crbs {
-		if !appliesTo(user, b.Subjects, "") {
+		i := subjectFor(user, b.Subjects, "")
+		if i < 0 {
 			continue
 		}
-		if !visitRef(src, b.RoleRef, "", visit) {
+		by := fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", b.Name, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(b.Subjects[i], ""))
+		if !visitRef(src, b.RoleRef, "", by, visit) {
 			return
 		}
 	}
@@ -100,27 +107,40 @@ func visitRules(src Source, user authenticationv1.UserInfo, namespace string, vi
 		return
 	}
 	rbs, err := src.RoleBindings(namespace)
-	if err != nil && !visit(nil, err) {
+	if err != nil && !visit("", nil, err) {
 		return
 	}
 	for _, b := range rbs {
-		if !appliesTo(user, b.Subjects, namespace) {
+		i := subjectFor(user, b.Subjects, namespace)
+		if i < 0 {
 			continue
 		}
-		if !visitRef(src, b.RoleRef, namespace, visit) {
+		by := fmt.Sprintf("RoleBinding %q of %s %q to %s", b.Name+"/"+b.Namespace, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(b.Subjects[i], namespace))
+		if !visitRef(src, b.RoleRef, namespace, by, visit) {
 			return
 		}
 	}
 }
 
+// describeSubject names a subject in an "allowed by" reason.
+func describeSubject(s rbacv1.Subject, namespace string) string {
+	if s.Kind == rbacv1.ServiceAccountKind {
+		if s.Namespace != "" {
+			namespace = s.Namespace
+		}
+		return fmt.Sprintf("%s %q", s.Kind, s.Name+"/"+namespace)
+	}
+	return fmt.Sprintf("%s %q", s.Kind, s.Name)
+}
+
 // visitRef visits the rules of the role ref names; false = stop.
-func visitRef(src Source, ref rbacv1.RoleRef, namespace string, visit func(*rbacv1.PolicyRule, error) bool) bool {
+func visitRef(src Source, ref rbacv1.RoleRef, namespace, by string, visit visitor) bool {
 	rules, err := RoleRefRules(src, ref, namespace)
 	if err != nil {
-		return visit(nil, err)
+		return visit("", nil, err)
 	}
 	for i := range rules {
-		if !visit(&rules[i], nil) {
+		if !visit(by, &rules[i], nil) {
 			return false
 		}
 	}
@@ -146,18 +166,19 @@ func RoleRefRules(src Source, ref rbacv1.RoleRef, namespace string) ([]rbacv1.Po
 	return nil, fmt.Errorf("unsupported role reference kind: %q", ref.Kind)
 }
 
-// appliesTo reports whether one of subjects names user; a ServiceAccount
-// subject without a namespace is one of the binding's namespace.
-func appliesTo(user authenticationv1.UserInfo, subjects []rbacv1.Subject, namespace string) bool {
-	for _, s := range subjects {
+// subjectFor is the index of the first of subjects that names user, or
+// -1; a ServiceAccount subject without a namespace is one of the binding's
+// namespace.
+func subjectFor(user authenticationv1.UserInfo, subjects []rbacv1.Subject, namespace string) int {
+	for i, s := range subjects {
 		switch s.Kind {
 		case rbacv1.UserKind:
 			if s.Name == user.Username {
-				return true
+				return i
 			}
 		case rbacv1.GroupKind:
 			if slices.Contains(user.Groups, s.Name) {
-				return true
+				return i
 			}
 		case rbacv1.ServiceAccountKind:
 			ns := namespace
@@ -165,11 +186,11 @@ func appliesTo(user authenticationv1.UserInfo, subjects []rbacv1.Subject, namesp
 				ns = s.Namespace
 			}
 			if ns != "" && user.Username == ServiceAccountUsername(ns, s.Name) {
-				return true
+				return i
 			}
 		}
 	}
-	return false
+	return -1
 }
 
 // ServiceAccountUsername is the user name a ServiceAccount authenticates as.
