@@ -75,15 +75,19 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (user authenticatio
 		if ok {
 			return u, true, nil
 		}
+		if err == nil {
+			// NOTE: kube's bearer token authenticator: a token no one
+			// claims is invalid, not absent.
+			err = errInvalidToken
+		}
 		errs = append(errs, err)
 	}
 	return authenticationv1.UserInfo{}, false, errors.Join(errs...)
 }
 
 // AuthenticateToken runs the token chain on token (what TokenReview asks),
-// adding system:authenticated to the user it finds. A token that no
-// authenticator claims is an error, as kube's bearer token authenticator
-// makes it.
+// adding system:authenticated to the user it finds. ok is false with a nil
+// error when no authenticator claims the token.
 func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (authenticationv1.UserInfo, bool, error) {
 	var errs []error
 	for _, t := range a.cfg.Tokens {
@@ -94,9 +98,6 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (au
 		if err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if len(errs) == 0 {
-		return authenticationv1.UserInfo{}, false, errInvalidToken
 	}
 	return authenticationv1.UserInfo{}, false, errors.Join(errs...)
 }
