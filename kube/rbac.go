@@ -71,7 +71,9 @@ func ValidateClusterRole(r *rbacv1.ClusterRole) field.ErrorList {
 }
 
 // ValidateClusterRoleUpdate validates an update of a ClusterRole.
-func ValidateClusterRoleUpdate(r, _ *rbacv1.ClusterRole) field.ErrorList { return ValidateClusterRole(r) }
+func ValidateClusterRoleUpdate(r, _ *rbacv1.ClusterRole) field.ErrorList {
+	return ValidateClusterRole(r)
+}
 
 // validatePolicyRule: verbs always; non-resource URLs only in cluster
 // roles and never with resources; otherwise groups and resources.
