@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -66,6 +67,11 @@ type Config struct {
 	// ResourceMetrics measures the pods and the node for
 	// metrics.k8s.io (kubectl top); nil = that group is not served.
 	ResourceMetrics ResourceMetrics
+	// Authenticator decides who sent each request that does not come over
+	// the unix socket; with it every request is authorized by RBAC (kube's
+	// filter chain, withAuth). nil = requests are not authenticated nor
+	// authorized: the socket's are the admin's, the others anonymous.
+	Authenticator *authn.Authenticator
 }
 
 // server holds the handlers' shared state.
@@ -117,5 +123,9 @@ func New(cfg Config) http.Handler {
 		}
 		api.ServeHTTP(w, r)
 	})
-	return withLogging(withRequestMetrics(newRequestMetrics(reg), withRecovery(routed)))
+	var handler http.Handler = routed
+	if cfg.Authenticator != nil {
+		handler = s.withAuth(routed)
+	}
+	return withLogging(withRequestMetrics(newRequestMetrics(reg), withRecovery(handler)))
 }

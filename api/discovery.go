@@ -71,6 +71,7 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 	if gv == metricsV1beta1 {
 		list.APIResources = metricsAPIResources()
 	}
+	list.APIResources = append(list.APIResources, reviewAPIResources(gv)...)
 	for _, rs := range resources {
 		if rs.gv != gv {
 			continue

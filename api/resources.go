@@ -2,6 +2,8 @@ package api
 
 import (
 	"reflect"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"slices"
 	"time"
 
@@ -22,7 +24,7 @@ var (
 	coreV1  = groupVersion{group: "", version: "v1"}
 	batchV1 = groupVersion{group: "batch", version: "v1"}
 	// groupVersions are served in this order in discovery.
-	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1}
+	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1, rbacV1, authenticationV1, authorizationV1}
 )
 
 // prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
@@ -73,10 +75,6 @@ type resource struct {
 	// validateStatusUpdate validates an update of the object's status
 	// subresource; nil = only the metadata rules.
 	validateStatusUpdate func(newObj, oldObj db.Object) field.ErrorList
-	// admit, if set, is the admission of a new, valid object against what
-	// the transaction that stores it reads (a Pod's ServiceAccount); it
-	// may change the object, as kube's mutating admission plugins do.
-	admit func(s *server, tx *db.Tx, obj db.Object) error
 	// allocate, if set, gives a new, valid object what it takes from a
 	// pool shared by all objects (a Service's ClusterIP), inside the
 	// transaction that stores it (a Read one for a dry run).
@@ -104,6 +102,10 @@ type resource struct {
 	// warnings, if set, are kube's warnings on an object a write stored
 	// (WarningsOnCreate, WarningsOnUpdate); created is true for a create.
 	warnings func(obj db.Object, created bool) []string
+	// admitWrite, if set, may refuse a create (old nil) or update of obj
+	// by the request's user, inside the transaction that stores it (a Read
+	// one for a dry run): RBAC's escalation check.
+	admitWrite func(s *server, tx *db.Tx, user authenticationv1.UserInfo, obj, old db.Object) error
 }
 
 // allVerbs are the verbs of a resource served in full.
@@ -126,7 +128,7 @@ func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 // resources are all the served resources.
 var resources = []*resource{podResource, cronJobResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
 	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource,
-	serviceAccountResource}
+	serviceAccountResource, roleResource, clusterRoleResource, roleBindingResource, clusterRoleBindingResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

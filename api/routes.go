@@ -33,6 +33,7 @@ func (s *server) routes(r *mux.Router) {
 	s.podEvictionRoute(r)
 	s.tokenRequestRoute(r)
 	s.resourceMetricsRoutes(r)
+	s.reviewRoutes(r)
 	r.HandleFunc(ImagesPath, s.images)
 	r.HandleFunc(BackupPath, s.backup)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -155,7 +156,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
 		if opts.dryRun {
-			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj) }); err != nil {
+			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj, opts.user) }); err != nil {
 				return nil, err
 			}
 			obj.SetCreationTimestamp(metav1.Now())
@@ -165,7 +166,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return obj, nil
 		}
 		err := s.store.Write(func(tx *db.Tx) error {
-			if err := s.admitCreate(tx, rs, obj); err != nil {
+			if err := s.admitCreate(tx, rs, obj, opts.user); err != nil {
 				return err
 			}
 			return tx.Create(rs.store, obj)
@@ -189,13 +190,14 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 }
 
 // admitCreate checks, in the transaction that stores it, that obj may be
-// created where it is, and gives it what it takes from shared pools.
-func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object) error {
+// created where it is and by user, and gives it what it takes from shared
+// pools.
+func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object, user authenticationv1.UserInfo) error {
 	if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
 		return err
 	}
-	if rs.admit != nil {
-		if err := rs.admit(s, tx, obj); err != nil {
+	if rs.admitWrite != nil {
+		if err := rs.admitWrite(s, tx, user, obj, nil); err != nil {
 			return err
 		}
 	}
@@ -310,6 +312,11 @@ func (s *server) updateObject(rs *resource, ns, name string, status bool, opts w
 		}
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(rs.groupKind(), name, errs)
+		}
+		if rs.admitWrite != nil && !status {
+			if err := rs.admitWrite(s, tx, opts.user, obj, old); err != nil {
+				return err
+			}
 		}
 		out = obj
 		if opts.dryRun {

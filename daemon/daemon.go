@@ -28,6 +28,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
+	"github.com/skiff-sh/skiff/daemon/rbaccontroller"
 	"github.com/skiff-sh/skiff/daemon/serviceaccountcontroller"
 	"github.com/skiff-sh/skiff/daemon/stats"
 	"github.com/skiff-sh/skiff/db"
@@ -108,6 +109,9 @@ type Config struct {
 	// StatsInterval is the time between two samples of the containers'
 	// usage, the window of kubectl top's CPU figures; 0 = stats.DefaultInterval.
 	StatsInterval time.Duration
+	// TokenAuthFile is kube-apiserver's --token-auth-file: static bearer
+	// tokens in CSV; "" = none.
+	TokenAuthFile string
 }
 
 // withProcessMetrics registers Go's and the process's collectors with reg
@@ -166,6 +170,16 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	})
 	if err != nil {
 		return fmt.Errorf("creating the system namespaces: %w", err)
+	}
+	retryRBAC, err := startOrRetry("reconciling the default RBAC roles", func() error {
+		return rbaccontroller.EnsureDefaults(store)
+	})
+	if err != nil {
+		return fmt.Errorf("reconciling the default RBAC roles: %w", err)
+	}
+	authenticator, err := newAuthenticator(cfg, nil, ident.authenticator)
+	if err != nil {
+		return err
 	}
 
 	// NOTE: before containerd, so that a pod subnet refused ends skiffd at once.
@@ -244,6 +258,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 
 	for what, retry := range map[string]func(context.Context) error{
 		"system namespaces": retryNamespaces, "image import": retryImports, "node registration": retryNode,
+		"default RBAC roles": retryRBAC,
 	} {
 		if retry != nil {
 			goRun(what, retry)
@@ -256,6 +271,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
 	goRun("serviceaccount controller", serviceaccountcontroller.New(serviceaccountcontroller.Config{
 		Store: store, CABundle: ident.pki.CABundle()}).Run)
+	goRun("clusterrole aggregation controller", rbaccontroller.New(rbaccontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
@@ -329,6 +345,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 		Metrics:                     reg,
 		ResourceMetrics:             usage,
+		Authenticator:               authenticator,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {

@@ -83,6 +83,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Minute, "how often leftovers of pod instances (containers, snapshots, shims, network namespaces, logs) are looked for and removed")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:7070", "TCP address of the API (plain HTTP; keep it on loopback)")
 	fs.StringVar(&cfg.Socket, "socket", "/run/skiff/skiff.sock", "unix socket of the API (root only)")
+	fs.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens of the API, kube-apiserver's CSV: token,user,uid,\"group1,group2\"")
 	fs.DurationVar(&cfg.PodBackoffBase, "pod-backoff-base", 10*time.Second, "delay before a failed Job pod is replaced, doubled per failure")
 	fs.DurationVar(&cfg.PodBackoffMax, "pod-backoff-max", 10*time.Minute, "cap of the Job pod replacement delay")
 	fs.DurationVar(&cfg.RestartBackoffBase, "restart-backoff-base", 10*time.Second, "delay before a crashed container is restarted, doubled per restart (CrashLoopBackOff)")
