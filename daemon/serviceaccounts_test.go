@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -28,14 +29,27 @@ import (
 // saDir is where a pod finds its token, ca.crt and namespace.
 const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
+// newTokenSkiffd starts a skiffd that authenticates testTokens (its client
+// is their admin) besides ServiceAccount tokens.
+func newTokenSkiffd(t *testing.T, extra ...string) *skiffd {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(file, []byte(testTokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newSkiffd(t, append([]string{"--token-auth-file", file}, extra...)...)
+	s.client = s.clientWithToken(adminToken)
+	s.start()
+	return s
+}
+
 // TestServiceAccountsInPods drives a Job whose pod finds its ServiceAccount
 // token, the CA and its namespace where kube's admission mounts them, the
 // kubernetes Service's variables, and reaches skiffd's API through
 // kubernetes.default.svc; the token it read is skiffd's, bound to the pod,
 // and stops being valid once the pod is deleted.
 func TestServiceAccountsInPods(t *testing.T) {
-	s := newSkiffd(t)
-	s.start()
+	s := newTokenSkiffd(t)
 	ctx := context.Background()
 	c := s.client
 
@@ -50,35 +64,45 @@ func TestServiceAccountsInPods(t *testing.T) {
 	}
 
 	// NOTE: the API is plain HTTP until the secure serving lands; the port
-	// of the kubernetes Service (443) is DNATed to skiffd's own port.
+	// of the kubernetes Service (443) is DNATed to skiffd's own port. The
+	// pod's token authenticates it (a token refused would be a 401 even
+	// for /version); listing pods waits for a RoleBinding.
 	script := `d=` + saDir + `
+api=http://kubernetes.default.svc:$KUBERNETES_SERVICE_PORT
 echo "files=$(ls $d | tr '\n' ' ')"
 echo "namespace=$(cat $d/namespace)"
 echo "token=$(cat $d/token)"
 echo "host=$KUBERNETES_SERVICE_HOST port=$KUBERNETES_SERVICE_PORT https=$KUBERNETES_SERVICE_PORT_HTTPS link=$KUBERNETES_PORT_443_TCP"
-until timeout 3 wget -q -O /tmp/v --header "Authorization: Bearer $(cat $d/token)" http://kubernetes.default.svc:$KUBERNETES_SERVICE_PORT/version; do sleep 0.2; done
+get() { timeout 3 wget -q -O "$2" --header "Authorization: Bearer $(cat $d/token)" "$api$1" 2>&1; }
+until get /version /tmp/v >/dev/null; do sleep 0.2; done
 echo "version=$(cat /tmp/v | tr -d '\n ')"
-grep -c BEGIN $d/ca.crt
+echo "first=$(get /api/v1/namespaces/default/pods /tmp/pods | grep -o 'HTTP/1.1 [0-9]*')"
+until get /api/v1/namespaces/default/pods /tmp/pods >/dev/null; do sleep 0.2; done
+echo "listed=$(grep -o '"kind": *"PodList"' /tmp/pods | tr -d ' ')"
 exec sleep 3600`
 	job := shJob("caller", script, 1, 1, 0, corev1.RestartPolicyNever)
 	if _, err := c.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var pod corev1.Pod
-	var out string
-	waitFor(t, 2*time.Minute, "the pod to call the API", func() (bool, error) {
-		pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=caller"})
-		if err != nil || len(pods.Items) == 0 {
-			return false, err
-		}
-		pod = pods.Items[0]
-		if pod.Status.Phase != corev1.PodRunning {
-			return false, nil
-		}
-		out = readLog(t, s, pod.Name, &corev1.PodLogOptions{})
-		return strings.Contains(out, "version="), nil
-	})
-	got := logValues(out)
+	podLog := func(what, key string) map[string]string {
+		t.Helper()
+		var out string
+		waitFor(t, 2*time.Minute, what, func() (bool, error) {
+			pods, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=caller"})
+			if err != nil || len(pods.Items) == 0 {
+				return false, err
+			}
+			pod = pods.Items[0]
+			if pod.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+			out = readLog(t, s, pod.Name, &corev1.PodLogOptions{})
+			return strings.Contains(out, key+"="), nil
+		})
+		return logValues(out)
+	}
+	got := podLog("the pod to try listing pods", "first")
 	svc, err := c.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,12 +121,29 @@ exec sleep 3600`
 	if !strings.Contains(got["version"], `"gitVersion":"v1.34`) {
 		t.Errorf("/version through kubernetes.default.svc: %q", got["version"])
 	}
+	if got["first"] != "HTTP/1.1 403" {
+		t.Errorf("the pod's first list of pods: %q, want a 403 before any RoleBinding", got["first"])
+	}
 
-	// The token is skiffd's, bound to this pod on this node.
-	authn := s.tokenAuthenticator(t)
-	user, ok, err := authn.AuthenticateToken(ctx, got["token"])
-	if err != nil || !ok {
-		t.Fatalf("the pod's token: ok %v, %v", ok, err)
+	// A RoleBinding lets the pod's account list pods.
+	if _, err := c.RbacV1().Roles("default").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "caller-reads-pods"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "default"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "pod-reader"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := podLog("the pod to list pods", "listed"); got["listed"] != `"kind":"PodList"` {
+		t.Errorf("the pod's list of pods after the RoleBinding: %q", got["listed"])
+	}
+
+	// skiffd takes the token for the pod's account, bound to the pod.
+	podClient := s.clientWithToken(got["token"])
+	user, err := whoami(podClient)
+	if err != nil {
+		t.Fatalf("whoami with the pod's token: %v", err)
 	}
 	sa, err := c.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 	if err != nil {
@@ -110,7 +151,7 @@ exec sleep 3600`
 	}
 	wantUser := authenticationv1.UserInfo{
 		Username: "system:serviceaccount:default:default", UID: string(sa.UID),
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"},
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"},
 		Extra: map[string]authenticationv1.ExtraValue{
 			serviceaccount.ExtraPodName: {pod.Name}, serviceaccount.ExtraPodUID: {string(pod.UID)},
 			serviceaccount.ExtraNodeName: {pod.Spec.NodeName}, serviceaccount.ExtraCredentialID: user.Extra[serviceaccount.ExtraCredentialID],
@@ -119,11 +160,14 @@ exec sleep 3600`
 	if node, err := c.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
 		wantUser.Extra[serviceaccount.ExtraNodeUID] = authenticationv1.ExtraValue{string(node.UID)}
 	}
+	if cred := user.Extra[serviceaccount.ExtraCredentialID]; len(cred) != 1 || !strings.HasPrefix(cred[0], "JTI=") {
+		t.Errorf("credential-id %v", cred)
+	}
 	if diff := cmp.Diff(wantUser, user); diff != "" {
 		t.Errorf("the pod token's user (-want,+got):\n%s", diff)
 	}
 
-	// A deleted pod's token is refused.
+	// A deleted pod's token is refused with a 401.
 	if err := c.CoreV1().Pods("default").Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +175,8 @@ exec sleep 3600`
 		_, err := c.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), ignoreNotFound(err)
 	})
-	if _, ok, err := authn.AuthenticateToken(ctx, got["token"]); !ok || err == nil {
-		t.Errorf("the deleted pod's token: ok %v, err %v; want it refused", ok, err)
+	if _, err := podClient.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("the deleted pod's token: %v, want 401", err)
 	}
 }
 
@@ -143,8 +187,7 @@ exec sleep 3600`
 // refused, the account's imagePullSecrets reach the pod, and kubectl
 // creates tokens.
 func TestServiceAccountAdmission(t *testing.T) {
-	s := newSkiffd(t)
-	s.start()
+	s := newTokenSkiffd(t)
 	ctx := context.Background()
 	c := s.client
 	createNamespace(t, c, "team")
@@ -260,7 +303,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 	}
 
 	// kubectl create token, its bounds, and kubectl get sa.
-	tok := strings.TrimSpace(s.kubectl(t, "-n", "team", "create", "token", "default", "--duration=20m"))
+	tok := strings.TrimSpace(s.kubectl(t, "--token", adminToken, "-n", "team", "create", "token", "default", "--duration=20m"))
 	authn := s.tokenAuthenticator(t)
 	user, ok, err := authn.AuthenticateToken(ctx, tok)
 	if err != nil || !ok || user.Username != "system:serviceaccount:team:default" {
@@ -284,7 +327,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `cannot bind token for serviceaccount "default" to pod running with different serviceaccount name.`) {
 		t.Errorf("a token bound to another account's pod: %v", err)
 	}
-	table := s.kubectl(t, "-n", "team", "get", "sa")
+	table := s.kubectl(t, "--token", adminToken, "-n", "team", "get", "sa")
 	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "NAME SECRETS AGE" ||
 		!strings.HasPrefix(strings.Join(strings.Fields(lines[2]), " "), "default 0 ") {
 		t.Errorf("kubectl get sa:\n%s", table)
@@ -294,8 +337,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 // TestServiceAccountTokenRefresh: the node asks for a pod's token again
 // at 80 % of its life, and the new one replaces the file in place.
 func TestServiceAccountTokenRefresh(t *testing.T) {
-	s := newSkiffd(t, "--service-account-max-token-expiration", "10s")
-	s.start()
+	s := newTokenSkiffd(t, "--service-account-max-token-expiration", "10s")
 	ctx := context.Background()
 	script := `t0=$(cat ` + saDir + `/token)
 while [ "$(cat ` + saDir + `/token)" = "$t0" ]; do sleep 0.2; done

@@ -53,13 +53,16 @@ func NewAuthenticator(issuer string, key *rsa.PublicKey, audiences []string, get
 	return &Authenticator{issuer: issuer, key: key, audiences: audiences, get: get, now: time.Now}
 }
 
-// AuthenticateToken is the TokenAuthenticator of the API's chain: false
-// and no error when token is not a JWT of this issuer (another
-// authenticator may know it), an error when it is one that is not valid.
+// AuthenticateToken is the TokenAuthenticator of the API's chain
+// (authn.TokenAuthenticator): false and no error when token is not a JWT
+// of this issuer (another authenticator may know it), false and the reason
+// when it is one that is not valid.
 func (a *Authenticator) AuthenticateToken(_ context.Context, token string) (authenticationv1.UserInfo, bool, error) {
 	c, ok, err := a.Verify(token)
 	if !ok || err != nil {
-		return authenticationv1.UserInfo{}, ok, err
+		// NOTE: the chain's contract: an invalid token is not ok, with
+		// the reason.
+		return authenticationv1.UserInfo{}, false, err
 	}
 	return userInfo(c), true, nil
 }

@@ -131,9 +131,13 @@ func TestAuthenticateToken(t *testing.T) {
 				}
 			}
 			a := NewAuthenticator(DefaultIssuer, &key.PublicKey, aud, tc.store)
-			u, mine, err := a.AuthenticateToken(context.Background(), token)
+			_, mine, _ := a.Verify(token)
 			if mine != tc.wantMine {
-				t.Fatalf("mine = %v, want %v (err %v)", mine, tc.wantMine, err)
+				t.Fatalf("mine = %v, want %v", mine, tc.wantMine)
+			}
+			u, ok, err := a.AuthenticateToken(context.Background(), token)
+			if ok != (tc.wantErr == "" && tc.wantMine) {
+				t.Fatalf("AuthenticateToken ok = %v (err %v)", ok, err)
 			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
