@@ -302,14 +302,21 @@ func TestServiceAccountAdmission(t *testing.T) {
 		t.Errorf("a pod of a missing account: %v", err)
 	}
 
-	// kubectl create token, its bounds, and kubectl get sa.
-	tok := strings.TrimSpace(s.kubectl(t, "--token", adminToken, "-n", "team", "create", "token", "default", "--duration=20m"))
-	authn := s.tokenAuthenticator(t)
-	user, ok, err := authn.AuthenticateToken(ctx, tok)
-	if err != nil || !ok || user.Username != "system:serviceaccount:team:default" {
-		t.Errorf("kubectl create token: user %+v ok %v err %v", user, ok, err)
+	// The TokenRequest kubectl create token sends, its bounds, and the
+	// table kubectl get sa prints.
+	// NOTE: kubectl sends no credentials to a plain-HTTP server; it moves
+	// to the written kubeconfig with the secure serving.
+	tr, err := c.CoreV1().ServiceAccounts("team").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(1200))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	claims, _, err := authn.Verify(tok)
+	tok := tr.Status.Token
+	user, err := whoami(s.clientWithToken(tok))
+	if err != nil || user.Username != "system:serviceaccount:team:default" {
+		t.Errorf("whoami with a requested token: user %+v, %v", user, err)
+	}
+	claims, _, err := s.tokenAuthenticator(t).Verify(tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,10 +334,10 @@ func TestServiceAccountAdmission(t *testing.T) {
 	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `cannot bind token for serviceaccount "default" to pod running with different serviceaccount name.`) {
 		t.Errorf("a token bound to another account's pod: %v", err)
 	}
-	table := s.kubectl(t, "--token", adminToken, "-n", "team", "get", "sa")
-	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "NAME SECRETS AGE" ||
-		!strings.HasPrefix(strings.Join(strings.Fields(lines[2]), " "), "default 0 ") {
-		t.Errorf("kubectl get sa:\n%s", table)
+	code, table := s.rawTable(t, "/api/v1/namespaces/team/serviceaccounts")
+	if code != 200 || !strings.Contains(table, `"columnDefinitions":[{"name":"Name"`) ||
+		!strings.Contains(table, `{"name":"Secrets","type":"string"`) || !strings.Contains(table, `"cells":["default",0,`) {
+		t.Errorf("kubectl get sa's table: %d %s", code, table)
 	}
 }
 
