@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,19 +29,11 @@ type identity struct {
 	authenticator *serviceaccount.Authenticator
 }
 
-// loadIdentity loads (or creates) the PKI under the data dir and builds
-// the ServiceAccount token issuer on its key, with the issuer and
-// audiences configured (kube-apiserver's --service-account-issuer and
-// --api-audiences; the audiences default to the issuer).
-func loadIdentity(cfg Config, store *db.Store, services serviceNetwork) (*identity, error) {
-	p, err := pki.Load(pki.Config{
-		Dir:           filepath.Join(cfg.DataDir, "pki"),
-		ServiceIP:     net.IP(apiServiceIP(services.cidr).AsSlice()),
-		ClusterDomain: services.domain,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("loading the PKI: %w", err)
-	}
+// newIdentity builds the ServiceAccount token issuer on the PKI's key,
+// with the issuer and audiences configured (kube-apiserver's
+// --service-account-issuer and --api-audiences; the audiences default to
+// the issuer).
+func newIdentity(cfg Config, store *db.Store, p *pki.PKI) (*identity, error) {
 	issuerName := cfg.ServiceAccountIssuer
 	if issuerName == "" {
 		issuerName = serviceaccount.DefaultIssuer

@@ -5,8 +5,8 @@ package daemon_test
 import (
 	"context"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
 
 	"github.com/skiff-sh/skiff/kube"
@@ -29,18 +30,11 @@ import (
 // saDir is where a pod finds its token, ca.crt and namespace.
 const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// newTokenSkiffd starts a skiffd that authenticates testTokens (its client
-// is their admin) besides ServiceAccount tokens.
-func newTokenSkiffd(t *testing.T, extra ...string) *skiffd {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(file, []byte(testTokens), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := newSkiffd(t, append([]string{"--token-auth-file", file}, extra...)...)
-	s.client = s.clientWithToken(adminToken)
-	s.start()
-	return s
+// tokenClient is a client-go client of skiffd that trusts its CA and
+// sends token.
+func (s *skiffd) tokenClient(token string) *kubernetes.Clientset {
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: s.url(""), BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM}, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 }
 
 // TestServiceAccountsInPods drives a Job whose pod finds its ServiceAccount
@@ -49,7 +43,8 @@ func newTokenSkiffd(t *testing.T, extra ...string) *skiffd {
 // kubernetes.default.svc; the token it read is skiffd's, bound to the pod,
 // and stops being valid once the pod is deleted.
 func TestServiceAccountsInPods(t *testing.T) {
-	s := newTokenSkiffd(t)
+	s := newSkiffd(t)
+	s.start()
 	ctx := context.Background()
 	c := s.client
 
@@ -59,21 +54,23 @@ func TestServiceAccountsInPods(t *testing.T) {
 		return err == nil, ignoreNotFound(err)
 	})
 	caPEM := waitRootCA(t, c, "default")
-	if want := s.caBundle(t); caPEM != want {
-		t.Fatalf("kube-root-ca.crt ca.crt is not skiffd's CA:\n%s\nwant:\n%s", caPEM, want)
+	if want := string(s.caPEM); caPEM != want {
+		t.Fatalf("kube-root-ca.crt ca.crt is not the CA of skiffd's kubeconfig:\n%s\nwant:\n%s", caPEM, want)
 	}
 
-	// NOTE: the API is plain HTTP until the secure serving lands; the port
-	// of the kubernetes Service (443) is DNATed to skiffd's own port. The
-	// pod's token authenticates it (a token refused would be a 401 even
-	// for /version); listing pods waits for a RoleBinding.
+	// NOTE: busybox's wget speaks TLS but verifies no certificate: the
+	// test checks below that the pod's ca.crt verifies the API's
+	// certificate for kubernetes.default.svc. The port of the kubernetes
+	// Service (443) is DNATed to skiffd's own port. The pod's token
+	// authenticates it (a token refused would be a 401 even for
+	// /version); listing pods waits for a RoleBinding.
 	script := `d=` + saDir + `
-api=http://kubernetes.default.svc:$KUBERNETES_SERVICE_PORT
+api=https://kubernetes.default.svc:$KUBERNETES_SERVICE_PORT
 echo "files=$(ls $d | tr '\n' ' ')"
 echo "namespace=$(cat $d/namespace)"
 echo "token=$(cat $d/token)"
 echo "host=$KUBERNETES_SERVICE_HOST port=$KUBERNETES_SERVICE_PORT https=$KUBERNETES_SERVICE_PORT_HTTPS link=$KUBERNETES_PORT_443_TCP"
-get() { timeout 3 wget -q -O "$2" --header "Authorization: Bearer $(cat $d/token)" "$api$1" 2>&1; }
+get() { timeout 3 wget -q --no-check-certificate -O "$2" --header "Authorization: Bearer $(cat $d/token)" "$api$1" 2>&1; }
 until get /version /tmp/v >/dev/null; do sleep 0.2; done
 echo "version=$(cat /tmp/v | tr -d '\n ')"
 echo "first=$(get /api/v1/namespaces/default/pods /tmp/pods | grep -o 'HTTP/1.1 [0-9]*')"
@@ -121,6 +118,18 @@ exec sleep 3600`
 	if !strings.Contains(got["version"], `"gitVersion":"v1.34`) {
 		t.Errorf("/version through kubernetes.default.svc: %q", got["version"])
 	}
+	// What the pod's ca.crt verifies: the API's certificate for the names
+	// and address pods use.
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM([]byte(caPEM))
+	for _, name := range []string{"kubernetes.default.svc", "kubernetes.default.svc.cluster.local", clusterIP} {
+		conn, err := tls.Dial("tcp", s.addr, &tls.Config{RootCAs: roots, ServerName: name})
+		if err != nil {
+			t.Errorf("ca.crt does not verify the API as %s: %v", name, err)
+			continue
+		}
+		conn.Close()
+	}
 	if got["first"] != "HTTP/1.1 403" {
 		t.Errorf("the pod's first list of pods: %q, want a 403 before any RoleBinding", got["first"])
 	}
@@ -140,7 +149,7 @@ exec sleep 3600`
 	}
 
 	// skiffd takes the token for the pod's account, bound to the pod.
-	podClient := s.clientWithToken(got["token"])
+	podClient := s.tokenClient(got["token"])
 	user, err := whoami(podClient)
 	if err != nil {
 		t.Fatalf("whoami with the pod's token: %v", err)
@@ -187,7 +196,8 @@ exec sleep 3600`
 // refused, the account's imagePullSecrets reach the pod, and kubectl
 // creates tokens.
 func TestServiceAccountAdmission(t *testing.T) {
-	s := newTokenSkiffd(t)
+	s := newSkiffd(t)
+	s.start()
 	ctx := context.Background()
 	c := s.client
 	createNamespace(t, c, "team")
@@ -302,17 +312,9 @@ func TestServiceAccountAdmission(t *testing.T) {
 		t.Errorf("a pod of a missing account: %v", err)
 	}
 
-	// The TokenRequest kubectl create token sends, its bounds, and the
-	// table kubectl get sa prints.
-	// NOTE: kubectl sends no credentials to a plain-HTTP server; it moves
-	// to the written kubeconfig with the secure serving.
-	tr, err := c.CoreV1().ServiceAccounts("team").CreateToken(ctx, "default", &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(1200))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := tr.Status.Token
-	user, err := whoami(s.clientWithToken(tok))
+	// kubectl create token, the bounds of a TokenRequest, kubectl get sa.
+	tok := strings.TrimSpace(s.kubectl(t, "-n", "team", "create", "token", "default", "--duration=20m"))
+	user, err := whoami(s.tokenClient(tok))
 	if err != nil || user.Username != "system:serviceaccount:team:default" {
 		t.Errorf("whoami with a requested token: user %+v, %v", user, err)
 	}
@@ -334,17 +336,18 @@ func TestServiceAccountAdmission(t *testing.T) {
 	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `cannot bind token for serviceaccount "default" to pod running with different serviceaccount name.`) {
 		t.Errorf("a token bound to another account's pod: %v", err)
 	}
-	code, table := s.rawTable(t, "/api/v1/namespaces/team/serviceaccounts")
-	if code != 200 || !strings.Contains(table, `"columnDefinitions":[{"name":"Name"`) ||
-		!strings.Contains(table, `{"name":"Secrets","type":"string"`) || !strings.Contains(table, `"cells":["default",0,`) {
-		t.Errorf("kubectl get sa's table: %d %s", code, table)
+	table := s.kubectl(t, "-n", "team", "get", "sa")
+	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "NAME SECRETS AGE" ||
+		!strings.HasPrefix(strings.Join(strings.Fields(lines[2]), " "), "default 0 ") {
+		t.Errorf("kubectl get sa:\n%s", table)
 	}
 }
 
 // TestServiceAccountTokenRefresh: the node asks for a pod's token again
 // at 80 % of its life, and the new one replaces the file in place.
 func TestServiceAccountTokenRefresh(t *testing.T) {
-	s := newTokenSkiffd(t, "--service-account-max-token-expiration", "10s")
+	s := newSkiffd(t, "--service-account-max-token-expiration", "10s")
+	s.start()
 	ctx := context.Background()
 	script := `t0=$(cat ` + saDir + `/token)
 while [ "$(cat ` + saDir + `/token)" = "$t0" ]; do sleep 0.2; done
@@ -388,21 +391,6 @@ func waitRootCA(t *testing.T, c kubernetes.Interface, ns string) string {
 		return true, nil
 	})
 	return ca
-}
-
-// caBundle is the CA certificate skiffd made under its data dir.
-func (s *skiffd) caBundle(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.dataDir, "pki", "ca.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if blk, _ := pem.Decode(b); blk == nil {
-		t.Fatalf("ca.crt holds no PEM")
-	} else if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // tokenAuthenticator verifies tokens with skiffd's ServiceAccount key, its
