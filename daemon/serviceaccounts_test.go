@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,6 +44,7 @@ func (s *skiffd) tokenClient(token string) *kubernetes.Clientset {
 // kubernetes.default.svc; the token it read is skiffd's, bound to the pod,
 // and stops being valid once the pod is deleted.
 func TestServiceAccountsInPods(t *testing.T) {
+	bin := inClusterProgram(t)
 	s := newSkiffd(t)
 	s.start()
 	ctx := context.Background()
@@ -58,26 +60,22 @@ func TestServiceAccountsInPods(t *testing.T) {
 		t.Fatalf("kube-root-ca.crt ca.crt is not the CA of skiffd's kubeconfig:\n%s\nwant:\n%s", caPEM, want)
 	}
 
-	// NOTE: busybox's wget speaks TLS but verifies no certificate: the
-	// test checks below that the pod's ca.crt verifies the API's
-	// certificate for kubernetes.default.svc. The port of the kubernetes
-	// Service (443) is DNATed to skiffd's own port. The pod's token
-	// authenticates it (a token refused would be a 401 even for
+	// The pod's client is client-go's in-cluster configuration (the
+	// kubernetes Service's variables, the mounted token and ca.crt, TLS
+	// verified), in a static program mounted from the host: busybox's wget
+	// sends no signature_algorithms, which Go's TLS 1.2 server requires.
+	// Its token authenticates it (a token refused would be a 401 even for
 	// /version); listing pods waits for a RoleBinding.
 	script := `d=` + saDir + `
-api=https://kubernetes.default.svc:$KUBERNETES_SERVICE_PORT
 echo "files=$(ls $d | tr '\n' ' ')"
 echo "namespace=$(cat $d/namespace)"
 echo "token=$(cat $d/token)"
-echo "host=$KUBERNETES_SERVICE_HOST port=$KUBERNETES_SERVICE_PORT https=$KUBERNETES_SERVICE_PORT_HTTPS link=$KUBERNETES_PORT_443_TCP"
-get() { timeout 3 wget -q --no-check-certificate -O "$2" --header "Authorization: Bearer $(cat $d/token)" "$api$1" 2>&1; }
-until get /version /tmp/v >/dev/null; do sleep 0.2; done
-echo "version=$(cat /tmp/v | tr -d '\n ')"
-echo "first=$(get /api/v1/namespaces/default/pods /tmp/pods | grep -o 'HTTP/1.1 [0-9]*')"
-until get /api/v1/namespaces/default/pods /tmp/pods >/dev/null; do sleep 0.2; done
-echo "listed=$(grep -o '"kind": *"PodList"' /tmp/pods | tr -d ' ')"
-exec sleep 3600`
+echo "env=$KUBERNETES_SERVICE_HOST port=$KUBERNETES_SERVICE_PORT https=$KUBERNETES_SERVICE_PORT_HTTPS link=$KUBERNETES_PORT_443_TCP"
+exec /opt/incluster/incluster`
 	job := shJob("caller", script, 1, 1, 0, corev1.RestartPolicyNever)
+	spec := &job.Spec.Template.Spec
+	spec.Volumes = []corev1.Volume{{Name: "bin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bin}}}}
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "bin", MountPath: "/opt/incluster", ReadOnly: true}}
 	if _, err := c.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -108,15 +106,18 @@ exec sleep 3600`
 	if first := strings.TrimSuffix(s.serviceCIDR, "0/24") + "1"; clusterIP != first {
 		t.Errorf("kubernetes Service clusterIP %s, want the range's first address %s", clusterIP, first)
 	}
-	wantEnv := "host=" + clusterIP + " port=443 https=443 link=tcp://" + clusterIP + ":443"
-	if got["host"] != strings.TrimPrefix(wantEnv, "host=") {
-		t.Errorf("pod env: %q, want %q", "host="+got["host"], wantEnv)
+	wantEnv := clusterIP + " port=443 https=443 link=tcp://" + clusterIP + ":443"
+	if got["env"] != wantEnv {
+		t.Errorf("pod env: %q, want %q", got["env"], wantEnv)
+	}
+	if got["host"] != "https://"+clusterIP+":443" {
+		t.Errorf("in-cluster host %q, want the kubernetes Service's", got["host"])
 	}
 	if got["files"] != "ca.crt namespace token " || got["namespace"] != "default" {
 		t.Errorf("volume files %q, namespace %q", got["files"], got["namespace"])
 	}
-	if !strings.Contains(got["version"], `"gitVersion":"v1.34`) {
-		t.Errorf("/version through kubernetes.default.svc: %q", got["version"])
+	if !strings.HasPrefix(got["version"], "v1.34") || got["byname"] != got["version"] {
+		t.Errorf("/version in the pod: %q, through kubernetes.default.svc: %q", got["version"], got["byname"])
 	}
 	// What the pod's ca.crt verifies: the API's certificate for the names
 	// and address pods use.
@@ -130,7 +131,7 @@ exec sleep 3600`
 		}
 		conn.Close()
 	}
-	if got["first"] != "HTTP/1.1 403" {
+	if got["first"] != "403" {
 		t.Errorf("the pod's first list of pods: %q, want a 403 before any RoleBinding", got["first"])
 	}
 
@@ -144,7 +145,7 @@ exec sleep 3600`
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "pod-reader"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := podLog("the pod to list pods", "listed"); got["listed"] != `"kind":"PodList"` {
+	if got := podLog("the pod to list pods", "listed"); got["listed"] != "200" {
 		t.Errorf("the pod's list of pods after the RoleBinding: %q", got["listed"])
 	}
 
@@ -391,6 +392,20 @@ func waitRootCA(t *testing.T, c kubernetes.Interface, ns string) string {
 		return true, nil
 	})
 	return ca
+}
+
+// inClusterProgram builds testdata/incluster, statically, and returns the
+// directory holding it (removed after the test, and after the skiffds it
+// started before).
+func inClusterProgram(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "incluster"), "./testdata/incluster")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the in-cluster program: %v\n%s", err, out)
+	}
+	return dir
 }
 
 // tokenAuthenticator verifies tokens with skiffd's ServiceAccount key, its
