@@ -140,3 +140,16 @@ func TestTokenRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestServiceAccountOpenAPI(t *testing.T) {
+	ts := newTestServer(t)
+	for path, want := range map[string]string{
+		"/openapi/v3/api/v1": `"io.k8s.api.core.v1.ServiceAccount"`,
+		"/openapi/v2":        `"io.k8s.api.core.v1.ServiceAccount"`,
+	} {
+		r := ts.do(t, "GET", path, "")
+		if r.code != 200 || !strings.Contains(r.body, want) || !strings.Contains(r.body, "/api/v1/namespaces/{namespace}/serviceaccounts/{name}") {
+			t.Errorf("%s: %d, no ServiceAccount schema or path", path, r.code)
+		}
+	}
+}

@@ -342,6 +342,13 @@ func TestServiceAccountAdmission(t *testing.T) {
 		!strings.HasPrefix(strings.Join(strings.Fields(lines[2]), " "), "default 0 ") {
 		t.Errorf("kubectl get sa:\n%s", table)
 	}
+
+	// A restart keeps the signing key: the token is still good.
+	s.stop()
+	s.start()
+	if user, err := whoami(s.tokenClient(tok)); err != nil || user.Username != "system:serviceaccount:team:default" {
+		t.Errorf("whoami with the token after a restart: user %+v, %v", user, err)
+	}
 }
 
 // TestServiceAccountTokenRefresh: the node asks for a pod's token again
