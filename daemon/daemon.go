@@ -397,9 +397,11 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		goRun("http server", s.run)
 	}
 	if listen != "" {
-		if err := publishAPIService(cfg, store, services, node, listen); err != nil {
+		keepAPIService, err := publishAPIService(cfg, store, services, node, listen)
+		if err != nil {
 			return err
 		}
+		goRun("kubernetes service", keepAPIService)
 	}
 	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.name}).Info("skiffd serving")
 	if cfg.Ready != nil {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,10 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/skiff-sh/skiff/daemon/controller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/pki"
@@ -118,8 +121,12 @@ func ensureAPIService(store *db.Store, cidr netip.Prefix, address string, port i
 			case err != nil:
 				return err
 			}
-			w.set(stored)
-			if err := tx.Update(w.r, stored); err != nil {
+			want := stored.DeepCopyObject().(db.Object)
+			w.set(want)
+			if apiequality.Semantic.DeepEqual(want, stored) {
+				continue
+			}
+			if err := tx.Update(w.r, want); err != nil {
 				return fmt.Errorf("updating %s %s: %w", w.r.Name, kube.APIServiceName, err)
 			}
 		}
@@ -137,18 +144,37 @@ func listenPort(addr string) (int, error) {
 }
 
 // publishAPIService points the kubernetes Service at the API's TCP
-// listener on the advertised address.
-func publishAPIService(cfg Config, store *db.Store, services serviceNetwork, n node, listen string) error {
+// listener on the advertised address, and returns the loop that keeps it
+// so, as kube-apiserver's endpoint reconciler does: the Service, its
+// Endpoints and EndpointSlice are written back when deleted or changed.
+func publishAPIService(cfg Config, store *db.Store, services serviceNetwork, n node, listen string) (func(context.Context) error, error) {
 	port, err := listenPort(listen)
 	if err != nil {
-		return fmt.Errorf("the API's port: %w", err)
+		return nil, fmt.Errorf("the API's port: %w", err)
 	}
 	address := cfg.AdvertiseAddress
 	if address == "" {
 		address = n.hostIP
 	}
-	if err := ensureAPIService(store, services.cidr, address, port); err != nil {
-		return fmt.Errorf("publishing the kubernetes Service: %w", err)
+	ensure := func(context.Context, struct{}) error {
+		if err := ensureAPIService(store, services.cidr, address, port); err != nil {
+			return fmt.Errorf("publishing the kubernetes Service: %w", err)
+		}
+		return nil
 	}
-	return nil
+	if err := ensure(context.Background(), struct{}{}); err != nil {
+		return nil, err
+	}
+	var loop *controller.Loop[struct{}]
+	onEvent := func(ev db.Event) {
+		if ev.Object.GetNamespace() == metav1.NamespaceDefault && ev.Object.GetName() == kube.APIServiceName {
+			loop.Add(struct{}{})
+		}
+	}
+	var watches []controller.Watch
+	for _, r := range []db.Resource{db.Services, db.Endpoints, db.EndpointSlices} {
+		watches = append(watches, controller.Watch{Resource: r, OnEvent: onEvent})
+	}
+	loop = controller.New(controller.Config[struct{}]{Name: "kubernetes service", Store: store, Watches: watches, Sync: ensure})
+	return loop.Run, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -343,6 +344,26 @@ func TestServiceAccountAdmission(t *testing.T) {
 		t.Errorf("kubectl get sa:\n%s", table)
 	}
 
+	// The kubernetes Service and its endpoints come back, as kube-apiserver
+	// reconciles them.
+	if err := c.CoreV1().Services("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DiscoveryV1().EndpointSlices("default").Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the kubernetes Service and its slice to come back", func() (bool, error) {
+		svc, err := c.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		slice, err := c.DiscoveryV1().EndpointSlices("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		return svc.Spec.Ports[0].Port == 443 && len(slice.Endpoints) == 1 && *slice.Ports[0].Port == int32(mustAtoi(t, s.port())), nil
+	})
+
 	// A restart keeps the signing key: the token is still good.
 	s.stop()
 	s.start()
@@ -467,6 +488,15 @@ func logValues(out string) map[string]string {
 		}
 	}
 	return m
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func ignoreNotFound(err error) error {
