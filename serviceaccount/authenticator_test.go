@@ -43,7 +43,7 @@ func (o objects) Secret(ns, name string) (*corev1.Secret, error) {
 	return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
 }
 
-func newKey(t *testing.T) *rsa.PrivateKey {
+func newKey(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
