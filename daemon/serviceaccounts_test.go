@@ -314,6 +314,34 @@ func TestServiceAccountAdmission(t *testing.T) {
 		t.Errorf("a pod of a missing account: %v", err)
 	}
 
+	// A Job of a missing account: its pods are refused, with kube's event,
+	// until the account is created.
+	robotJob := shJob("robot", "true", 1, 1, 0, corev1.RestartPolicyNever)
+	robotJob.Spec.Template.Spec.ServiceAccountName = "robot"
+	if _, err := c.BatchV1().Jobs("team").Create(ctx, robotJob, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const refused = `Error creating: pods "robot-" is forbidden: error looking up service account team/robot: serviceaccount "robot" not found`
+	waitFor(t, time.Minute, "the Job's FailedCreate event", func() (bool, error) {
+		evs, err := c.CoreV1().Events("team").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=robot"})
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "FailedCreate" && ev.Type == corev1.EventTypeWarning && ev.Message == refused {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if _, err := c.CoreV1().ServiceAccounts("team").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the Job of the new account to complete", func() (bool, error) {
+		j, err := c.BatchV1().Jobs("team").Get(ctx, "robot", metav1.GetOptions{})
+		return err == nil && j.Status.Succeeded == 1, err
+	})
+
 	// kubectl create token, the bounds of a TokenRequest, kubectl get sa.
 	tok := strings.TrimSpace(s.kubectl(t, "-n", "team", "create", "token", "default", "--duration=20m"))
 	user, err := whoami(s.tokenClient(tok))
@@ -339,7 +367,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 		t.Errorf("a token bound to another account's pod: %v", err)
 	}
 	table := s.kubectl(t, "-n", "team", "get", "sa")
-	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "NAME SECRETS AGE" ||
+	if lines := strings.Split(strings.TrimSpace(table), "\n"); len(lines) != 4 || strings.Join(strings.Fields(lines[0]), " ") != "NAME SECRETS AGE" ||
 		!strings.HasPrefix(strings.Join(strings.Fields(lines[2]), " "), "default 0 ") {
 		t.Errorf("kubectl get sa:\n%s", table)
 	}
