@@ -29,6 +29,8 @@ import (
 	"github.com/skiff-sh/skiff/daemon/garbagecollector"
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
+	"github.com/skiff-sh/skiff/daemon/rbaccontroller"
+	"github.com/skiff-sh/skiff/daemon/serviceaccountcontroller"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/internal/buildinfo"
 	"github.com/skiff-sh/skiff/kube"
@@ -108,9 +110,25 @@ type Config struct {
 	// controller's, the kubelet's, the store's, Go's and the process's
 	// metrics are registered in it; nil = a new one.
 	Metrics *prometheus.Registry
+	// ServiceAccountIssuer is the iss of ServiceAccount tokens
+	// (--service-account-issuer; "" = serviceaccount.DefaultIssuer), and
+	// APIAudiences the audiences the API accepts them for
+	// (--api-audiences; nil = the issuer).
+	ServiceAccountIssuer string
+	APIAudiences         []string
+	// ServiceAccountMaxTokenExpiration shortens longer token requests to
+	// it (--service-account-max-token-expiration); 0 = none.
+	ServiceAccountMaxTokenExpiration time.Duration
+	// AdvertiseAddress is the node address pods reach the API at, the
+	// kubernetes Service's endpoint (--advertise-address; "" = the node's
+	// InternalIP).
+	AdvertiseAddress string
 	// StatsInterval is the time between two samples of the containers'
 	// usage, the window of kubectl top's CPU figures; 0 = stats.DefaultInterval.
 	StatsInterval time.Duration
+	// TokenAuthFile is kube-apiserver's --token-auth-file: static bearer
+	// tokens in CSV; "" = none.
+	TokenAuthFile string
 }
 
 // withProcessMetrics registers Go's and the process's collectors with reg
@@ -179,11 +197,25 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
+	ident, err := newIdentity(cfg, store, certs)
+	if err != nil {
+		return err
+	}
 	retryNamespaces, err := startOrRetry("creating the system namespaces", func() error {
 		return namespacecontroller.EnsureSystemNamespaces(store)
 	})
 	if err != nil {
 		return fmt.Errorf("creating the system namespaces: %w", err)
+	}
+	retryRBAC, err := startOrRetry("reconciling the default RBAC roles", func() error {
+		return rbaccontroller.EnsureDefaults(store)
+	})
+	if err != nil {
+		return fmt.Errorf("reconciling the default RBAC roles: %w", err)
+	}
+	authenticator, err := newAuthenticator(cfg, certs.ClientCAs, ident.authenticator)
+	if err != nil {
+		return err
 	}
 
 	// NOTE: before containerd, so that a pod subnet refused ends skiffd at once.
@@ -262,6 +294,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 
 	for what, retry := range map[string]func(context.Context) error{
 		"system namespaces": retryNamespaces, "image import": retryImports, "node registration": retryNode,
+		"default RBAC roles": retryRBAC,
 	} {
 		if retry != nil {
 			goRun(what, retry)
@@ -272,6 +305,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
+	goRun("serviceaccount controller", serviceaccountcontroller.New(serviceaccountcontroller.Config{
+		Store: store, CABundle: ident.pki.CABundle()}).Run)
+	goRun("clusterrole aggregation controller", rbaccontroller.New(rbaccontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return kubelet.RunNodeStatus(ctx, store, node, facts, kubelet.NodeStatusInterval)
 	})
@@ -298,6 +334,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,
 		Metrics:                  podworker.NewMetrics(reg),
+		Tokens:                   ident.tokens,
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,
@@ -306,7 +343,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 		// The API's own pod create strategy (api.Config's NodeName and
 		// NamespaceLifecycle below).
-		Pods:    kube.PodStrategy{NodeName: node.Name, NamespaceLifecycle: true},
+		Pods:    kube.PodStrategy{NodeName: node.Name, NamespaceLifecycle: true, ServiceAccounts: true},
 		Metrics: jobcontroller.NewMetrics(reg),
 	}).Run)
 	goRun("cronjob controller", cronjobcontroller.New(cronjobcontroller.Config{
@@ -332,6 +369,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return err
 		}}},
 		NamespaceLifecycle: true,
+		ServiceAccounts:    true,
+		Tokens:             ident.tokens,
 		Images:             imageService{rt},
 		MaxImageSize:       cfg.MaxImageSize,
 		ServiceCIDR:        services.cidr,
@@ -341,6 +380,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 		Metrics:                     reg,
 		ResourceMetrics:             usage,
+		Authenticator:               authenticator,
 	})
 	servers, listen, socket, err := serve(cfg, handler, certs.TLSConfig())
 	if err != nil {
@@ -360,6 +400,13 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	for _, s := range servers {
 		goRun("http server", s.run)
+	}
+	if listen != "" {
+		keepAPIService, err := publishAPIService(cfg, store, services, node, listen)
+		if err != nil {
+			return err
+		}
+		goRun("kubernetes service", keepAPIService)
 	}
 	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.Name}).Info("skiffd serving")
 	if cfg.Ready != nil {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -333,7 +334,10 @@ func (s *skiffd) startAndWait(path string) {
 		"--containerd-address", s.cd.Address,
 		"--containerd-state", s.cd.State,
 		"--containerd-namespace", s.namespace(),
-		"--listen", cmp.Or(s.listen, s.addr),
+		// NOTE: on every address unless a test says otherwise, so that
+		// pods reach the API through the kubernetes Service (its endpoint
+		// is the node's address).
+		"--listen", cmp.Or(s.listen, ":"+s.port()),
 		"--socket", s.socket,
 		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
 		"--restart-backoff-base", "10ms", "--restart-backoff-max", "100ms",
@@ -420,14 +424,21 @@ func (s *skiffd) stop() {
 	}
 }
 
+// freeAddr is a loopback address on a port free on every address.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", ":0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+}
+
+// port is the port of the skiffd's API.
+func (s *skiffd) port() string {
+	_, p, _ := net.SplitHostPort(s.addr)
+	return p
 }
 
 // waitFor polls cond until it is true, fails on its error or the deadline.

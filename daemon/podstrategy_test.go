@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,7 +72,9 @@ func TestJobPodAndBarePodAlike(t *testing.T) {
 				}
 				return len(pods) == 1, nil
 			})
-			if diff := cmp.Diff(bare.Spec, jobPod.Spec); diff != "" {
+			// NOTE: the token volume's name ends in 5 random characters,
+			// chosen for each pod as kube-apiserver does.
+			if diff := cmp.Diff(sameTokenVolumeName(t, bare.Spec), sameTokenVolumeName(t, jobPod.Spec)); diff != "" {
 				t.Errorf("the Job's pod spec differs from the bare pod's (-bare,+job):\n%s", diff)
 			}
 			if bare.Status.QOSClass != tc.wantQOS || jobPod.Status.QOSClass != tc.wantQOS {
@@ -79,4 +82,31 @@ func TestJobPodAndBarePodAlike(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameTokenVolumeName is spec with its kube-api-access volume (which it
+// must have) named kube-api-access-xxxxx, in its mounts too.
+func sameTokenVolumeName(t *testing.T, spec corev1.PodSpec) corev1.PodSpec {
+	t.Helper()
+	spec = *spec.DeepCopy()
+	name := ""
+	for i, v := range spec.Volumes {
+		if strings.HasPrefix(v.Name, "kube-api-access-") {
+			name = v.Name
+			spec.Volumes[i].Name = "kube-api-access-xxxxx"
+		}
+	}
+	if name == "" {
+		t.Fatalf("no kube-api-access volume in %+v", spec.Volumes)
+	}
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			for j := range list[i].VolumeMounts {
+				if list[i].VolumeMounts[j].Name == name {
+					list[i].VolumeMounts[j].Name = "kube-api-access-xxxxx"
+				}
+			}
+		}
+	}
+	return spec
 }

@@ -395,7 +395,9 @@ func TestClusterIPService(t *testing.T) {
 	}
 	waitFor(t, time.Minute, "endpoints and slices gone", func() (bool, error) {
 		_, err := s.client.CoreV1().Endpoints("default").Get(ctx, "web", metav1.GetOptions{})
-		list, lerr := s.client.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{})
+		// NOTE: the kubernetes Service's slice stays.
+		list, lerr := s.client.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{
+			LabelSelector: discoveryv1.LabelServiceName + " in (web,sticky)"})
 		return apierrors.IsNotFound(err) && lerr == nil && len(list.Items) == 0, nil
 	})
 	waitFor(t, time.Minute, "the Service's rules gone", func() (bool, error) {
@@ -497,9 +499,14 @@ func TestClusterDNS(t *testing.T) {
 	if len(resp.Answer) != 1 || resp.Answer[0].(*dns.A).A.String() != "192.0.2.123" {
 		t.Errorf("forwarded name: %v", resp)
 	}
-	resp = queryDNS(t, server, "kubernetes.default.svc.skiff.test.", dns.TypeA)
+	resp = queryDNS(t, server, "absent.default.svc.skiff.test.", dns.TypeA)
 	if resp.Rcode != dns.RcodeNameError || !resp.Authoritative {
 		t.Errorf("a Service that does not exist: %v", resp)
+	}
+	// The API's Service, which skiffd publishes, has its name.
+	resp = queryDNS(t, server, "kubernetes.default.svc.skiff.test.", dns.TypeA)
+	if first := strings.TrimSuffix(s.serviceCIDR, "0/24") + "1"; len(resp.Answer) != 1 || resp.Answer[0].(*dns.A).A.String() != first {
+		t.Errorf("kubernetes.default.svc: %v, want %s", resp, first)
 	}
 }
 

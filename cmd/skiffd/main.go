@@ -32,6 +32,7 @@ import (
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/serviceaccount"
 )
 
 func main() {
@@ -104,6 +105,7 @@ func run(args []string) error {
 	})
 	cfg.WriteKubeconfigMode = 0o600
 	fs.StringVar(&cfg.Socket, "socket", "/run/skiff/skiff.sock", "unix socket of the API (root only)")
+	fs.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens of the API, kube-apiserver's CSV: token,user,uid,\"group1,group2\"")
 	fs.DurationVar(&cfg.PodBackoffBase, "pod-backoff-base", 10*time.Second, "delay before a failed Job pod is replaced, doubled per failure")
 	fs.DurationVar(&cfg.PodBackoffMax, "pod-backoff-max", 10*time.Minute, "cap of the Job pod replacement delay")
 	fs.DurationVar(&cfg.RestartBackoffBase, "restart-backoff-base", 10*time.Second, "delay before a crashed container is restarted, doubled per restart (CrashLoopBackOff)")
@@ -121,6 +123,15 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
 	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
+	fs.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", serviceaccount.DefaultIssuer, "iss of the ServiceAccount tokens skiffd issues, as kube-apiserver's flag")
+	fs.Func("api-audiences", "audiences the API accepts ServiceAccount tokens for, comma-separated (default: the issuer)", func(v string) error {
+		cfg.APIAudiences = strings.Split(v, ",")
+		return nil
+	})
+	// NOTE: kube-apiserver refuses a maximum under an hour; skiff takes
+	// shorter ones, so that a node's token refresh can be watched.
+	fs.DurationVar(&cfg.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", 0, "longest ServiceAccount token issued: longer requests are shortened to it, as kube-apiserver's flag (0 = no limit)")
+	fs.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address of this node at which pods reach the API, the kubernetes Service's endpoint (default: the node's InternalIP)")
 	fs.StringVar(&cfg.LogDriver, "log-driver", "", "the containers' log driver binary (default: "+logs.DriverBinary+" beside skiffd)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)

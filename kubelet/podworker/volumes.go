@@ -223,9 +223,11 @@ func isMountPoint(dir string) (bool, error) {
 }
 
 // tearDownVolumes stops the refresh of the pod's volumes, unmounts them
-// and removes its directory: the pod's volumes go with the pod.
+// and removes its directory: the pod's volumes go with the pod, and so do
+// its tokens.
 func (w *worker) tearDownVolumes(pod *corev1.Pod) {
 	w.stopVolumeRefresh()
+	w.m.sources.tokens.forget(pod.UID)
 	if err := tearDownVolumes(w.m.cfg.VolumeRoot, pod); err != nil {
 		w.log.WithError(err).Error("removing pod volumes")
 	}
