@@ -59,6 +59,9 @@ type Config struct {
 	// ResourceMetrics measures the pods and the node for
 	// metrics.k8s.io (kubectl top); nil = that group is not served.
 	ResourceMetrics ResourceMetrics
+	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
+	// --profiling, on by default there).
+	Profiling bool
 }
 
 // server holds the handlers' shared state.

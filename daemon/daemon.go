@@ -72,6 +72,8 @@ type Config struct {
 	// and writes the API serves at once (kube-apiserver's flags of those
 	// names); 0 = no limit.
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// Profiling serves Go's profiles at /debug/pprof/ (--profiling).
+	Profiling bool
 	// MaxContainers caps the containers running at once (--max-containers);
 	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
 	MaxContainers int
@@ -306,6 +308,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 		Metrics:                     reg,
 		ResourceMetrics:             usage,
+		Profiling:                   cfg.Profiling,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {
