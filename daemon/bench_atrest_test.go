@@ -49,6 +49,7 @@ func atRest(b *testing.B) {
 	s := newSkiffd(b)
 	s.start()
 	idle := settledRSS(b, s)
+	saveProfile(b, s, "heap?gc=1", "atrest-idle-heap.pprof")
 
 	// The Job and pod to copy: one that ran, as skiffd stores them.
 	job := shJob("seed", "true", 1, 1, 0, corev1.RestartPolicyNever)
@@ -69,10 +70,18 @@ func atRest(b *testing.B) {
 	s.start()
 	restart := time.Since(began)
 	stored := settledRSS(b, s)
+	saveProfile(b, s, "heap?gc=1", "atrest-stored-heap.pprof")
 
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		saveProfile(b, s, "profile?seconds=8", "atrest-lists-cpu.pprof")
+	}()
 	jsonList := timeList(b, s, "application/json", storedJobs)
 	tableList := timeList(b, s, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", storedJobs)
+	<-profiled
 	afterLists := rssOf(b, s.cmd.Process.Pid)
+	saveProfile(b, s, "allocs", "atrest-lists-allocs.pprof")
 	creates := percentiles(timeCreates(b, s, 500))
 	// Stopped here, skiffd leaves its objects to the data dir's removal:
 	// deleting 20000 of them one by one would take longer than the rest.
@@ -251,4 +260,30 @@ func timeCreates(b *testing.B, s *skiffd, n int) []time.Duration {
 		}
 	}
 	return took
+}
+
+// saveProfile writes skiffd's named profile (/debug/pprof/<name>) into the
+// directory SKIFF_BENCH_PROFILES names, if it names one: the heap profiles
+// BENCHMARKS.md's breakdowns come from (go tool pprof -sample_index=inuse_space).
+func saveProfile(b *testing.B, s *skiffd, name, file string) {
+	dir := os.Getenv("SKIFF_BENCH_PROFILES")
+	if dir == "" {
+		return
+	}
+	// NOTE: b.Error, not b.Fatal: the CPU profile is taken on a goroutine
+	// of its own.
+	resp, err := http.Get("http://" + s.addr + "/debug/pprof/" + name)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Errorf("GET /debug/pprof/%s: %d %v", name, resp.StatusCode, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+		b.Error(err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,20 +49,22 @@ func BenchmarkThroughput(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		load := loadAverage()
 		floor := rawContainers(b, benchPods, benchParallelism)
-		podNet, cni := skiffJob(b, benchPods, benchParallelism, false)
-		hostNet, _ := skiffJob(b, benchPods, benchParallelism, true)
+		podNet, podCost := skiffJob(b, benchPods, benchParallelism, false)
+		hostNet, hostCost := skiffJob(b, benchPods, benchParallelism, true)
 		docker, dockerErr := dockerRuns(benchPods, benchParallelism)
 		b.ReportMetric(floor.Seconds(), "containerd-s")
 		b.ReportMetric(podNet.Seconds(), "skiffd-podnet-s")
 		b.ReportMetric(hostNet.Seconds(), "skiffd-hostnet-s")
 		b.ReportMetric(podNet.Seconds()/floor.Seconds(), "podnet-ratio")
 		b.ReportMetric(hostNet.Seconds()/floor.Seconds(), "hostnet-ratio")
-		b.ReportMetric(ms(cni.setup), "cni-setup-ms/pod")
-		b.ReportMetric(ms(cni.teardown), "cni-teardown-ms/pod")
+		b.ReportMetric(ms(podCost.setup), "cni-setup-ms/pod")
+		b.ReportMetric(ms(podCost.teardown), "cni-teardown-ms/pod")
+		b.ReportMetric(podCost.commits, "commits/pod")
+		b.ReportMetric(ms(podCost.cpu), "skiffd-cpu-ms/pod")
 		fmt.Printf("%d `true` pods, parallelism %d (load before %s, after %s):\n", benchPods, benchParallelism, load, loadAverage())
 		fmt.Printf("  containerd directly        %7.2f s  (%.1f pods/s)\n", floor.Seconds(), benchPods/floor.Seconds())
-		fmt.Printf("  skiffd Job, pod network    %7.2f s  ratio %.2f (%s)\n", podNet.Seconds(), podNet.Seconds()/floor.Seconds(), cni)
-		fmt.Printf("  skiffd Job, host network   %7.2f s  ratio %.2f\n", hostNet.Seconds(), hostNet.Seconds()/floor.Seconds())
+		fmt.Printf("  skiffd Job, pod network    %7.2f s  ratio %.2f (%s)\n", podNet.Seconds(), podNet.Seconds()/floor.Seconds(), podCost)
+		fmt.Printf("  skiffd Job, host network   %7.2f s  ratio %.2f (%s)\n", hostNet.Seconds(), hostNet.Seconds()/floor.Seconds(), hostCost)
 		if dockerErr != nil {
 			fmt.Printf("  docker run --rm            not measured: %v\n", dockerErr)
 		} else {
@@ -118,14 +121,22 @@ func firstLine(out []byte, err error) string {
 }
 
 // skiffJob runs the Job on a fresh skiffd and returns the time from its
-// POST to its Complete condition, and the time spent in the pod network.
-func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (time.Duration, cniShare) {
+// POST to its Complete condition, and where skiffd's share of it went.
+func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (time.Duration, jobCost) {
 	s := newSkiffd(b)
 	s.start()
 	defer s.stop()
 	job := shJob("bench", "true", completions, parallelism, 6, corev1.RestartPolicyNever)
 	job.Spec.Template.Spec.Containers[0].Command = []string{"true"}
 	job.Spec.Template.Spec.HostNetwork = hostNetwork
+	before := s.scrape()
+	cpuBefore := processCPU(b, s.cmd.Process.Pid)
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		// The first 20 s of the Job, when SKIFF_BENCH_PROFILES asks.
+		saveProfile(b, s, "profile?seconds=20", fmt.Sprintf("throughput-hostnet-%v-cpu.pprof", hostNetwork))
+	}()
 	start := time.Now()
 	created, err := s.client.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
 	if err != nil {
@@ -133,7 +144,59 @@ func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (t
 	}
 	waitJob(b, s.client, "default", created.Name, batchv1.JobComplete, 10*time.Minute)
 	took := time.Since(start)
-	return took, s.cniShare(b)
+	<-profiled
+	after := s.scrape()
+	count := func(family string, labels map[string]string) float64 {
+		return (metricValue(after, family, labels) - metricValue(before, family, labels)) / float64(completions)
+	}
+	cost := jobCost{
+		commits:     count("etcd_disk_backend_commit_duration_seconds", nil),
+		writes:      count("skiff_store_transaction_duration_seconds", map[string]string{"mode": "write"}),
+		reads:       count("skiff_store_transaction_duration_seconds", map[string]string{"mode": "read"}),
+		cpu:         (processCPU(b, s.cmd.Process.Pid) - cpuBefore) / time.Duration(completions),
+		cniShare:    s.cniShare(b),
+		hostNetwork: hostNetwork,
+	}
+	return took, cost
+}
+
+// jobCost is what a Job cost skiffd per pod: store commits (each one
+// fsync), write and read transactions, CPU time, and the pod network.
+type jobCost struct {
+	commits, writes, reads float64
+	cpu                    time.Duration
+	cniShare
+	hostNetwork bool
+}
+
+func (c jobCost) String() string {
+	s := fmt.Sprintf("per pod: %.1f store commits, %.1f write and %.1f read transactions, skiffd CPU %s",
+		c.commits, c.writes, c.reads, c.cpu.Round(100*time.Microsecond))
+	if !c.hostNetwork {
+		s += "; " + c.cniShare.String()
+	}
+	return s
+}
+
+// processCPU is the CPU time (user and system) a process has used.
+func processCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command (which may hold spaces), from the state on.
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	// NOTE: USER_HZ is 100 on Linux for every architecture Go supports here.
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // cniShare is the mean time per pod skiffd spent inside the pod network's
