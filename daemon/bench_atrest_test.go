@@ -113,11 +113,41 @@ func atRest(b *testing.B) {
 
 func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
-// settledRSS is skiffd's VmRSS once it has been ready for two seconds: what
-// it holds at rest, start-up's garbage collected or not.
+// settledRSS is skiffd's VmRSS once it is at rest: its threads ran or
+// waited for a CPU less than 5% of half a second (start-up's lists and
+// syncs are done; on a loaded machine, waiting for a CPU is not rest).
 func settledRSS(b *testing.B, s *skiffd) int64 {
-	time.Sleep(2 * time.Second) // NOTE: at rest means after a while; nothing to wait for.
-	return vmRSS(b, s.cmd.Process.Pid)
+	pid := s.cmd.Process.Pid
+	waitFor(b, 5*time.Minute, "skiffd at rest", func() (bool, error) {
+		before := busyTime(b, pid)
+		time.Sleep(500 * time.Millisecond)
+		return busyTime(b, pid)-before < 25*time.Millisecond, nil
+	})
+	return vmRSS(b, pid)
+}
+
+// busyTime is the time a process's threads have run on a CPU or waited in
+// a run queue for one (/proc/<pid>/task/*/schedstat).
+func busyTime(b *testing.B, pid int) time.Duration {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(stats) == 0 {
+		b.Fatalf("schedstat of %d: %v", pid, err)
+	}
+	var total time.Duration
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that just ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 2 {
+			continue
+		}
+		run, _ := strconv.ParseInt(f[0], 10, 64)
+		wait, _ := strconv.ParseInt(f[1], 10, 64)
+		total += time.Duration(run + wait)
+	}
+	return total
 }
 
 // vmRSS is a process's resident memory, file-backed pages (its binary)
