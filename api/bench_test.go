@@ -121,3 +121,9 @@ func BenchmarkList10000Jobs(b *testing.B) {
 func BenchmarkList10000JobsTable(b *testing.B) {
 	benchGet(b, jobServer(b, 10000), "/apis/batch/v1/namespaces/default/jobs", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
 }
+
+// BenchmarkList10000JobsTablePage is kubectl get's first request: a Table
+// page of 500 (kubectl's --chunk-size) of 10000 Jobs.
+func BenchmarkList10000JobsTablePage(b *testing.B) {
+	benchGet(b, jobServer(b, 10000), "/apis/batch/v1/namespaces/default/jobs?limit=500", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+}
