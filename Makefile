@@ -139,8 +139,9 @@ run: deps build test-image
 # rest and holding 10000 Jobs and 10000 finished Pods; the pod network's
 # setup and teardown. It exits non-zero, naming each target missed
 # ("target MISSED: …"); the load average is printed beside every figure.
+# One package at a time (-p 1): the two would load each other's figures.
 bench: deps test-image
-	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -tags integration -run '^$$' -bench . -benchtime 1x -timeout 90m ./daemon/ ./network/
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -p 1 -tags integration -run '^$$' -bench . -benchtime 1x -timeout 90m ./daemon/ ./network/
 
 # bench-docker-setup installs Debian's docker.io when dockerd is missing,
 # starts dockerd when none answers (without its iptables rules and default
