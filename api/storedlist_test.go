@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,5 +101,30 @@ func TestStoredListOtherShapes(t *testing.T) {
 	if eventV1Resource.servedAsStored() || !eventResource.servedAsStored() || !jobResource.servedAsStored() {
 		t.Errorf("servedAsStored: events.k8s.io/v1 %v, v1 %v, jobs %v", eventV1Resource.servedAsStored(),
 			eventResource.servedAsStored(), jobResource.servedAsStored())
+	}
+}
+
+// TestDecodeListedKeepsOrder: the chunks decoded side by side land in the
+// list's order, and one item that does not decode fails the whole list.
+func TestDecodeListedKeepsOrder(t *testing.T) {
+	items := make([]listed, 3*decodeChunk+7)
+	for i := range items {
+		name := "job-" + strconv.Itoa(i)
+		items[i] = listed{Stored: db.Stored{Namespace: "default", Name: name, RV: uint64(i + 1),
+			JSON: []byte(`{"metadata":{"name":"` + name + `","namespace":"default"}}`)}}
+	}
+	objs, err := decodeListed(jobResource, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, obj := range objs {
+		if want := "job-" + strconv.Itoa(i); obj.GetName() != want || obj.GetResourceVersion() != strconv.Itoa(i+1) {
+			t.Fatalf("item %d: %s at %s, want %s at %d", i, obj.GetName(), obj.GetResourceVersion(), want, i+1)
+		}
+	}
+	items[2*decodeChunk+1].obj = nil
+	items[2*decodeChunk+1].JSON = []byte(`{"metadata":`)
+	if _, err := decodeListed(jobResource, items); err == nil {
+		t.Error("a list with an item that does not decode decoded")
 	}
 }

@@ -49,9 +49,22 @@ func newFollower(store *db.Store, w Watch, log *logrus.Entry) *follower {
 	return &follower{store: store, watch: w, log: log.WithField("resource", w.Resource.Name), known: map[objectKey]lastSeen{}}
 }
 
+// firstLists lets one follower of the process take and deliver its first
+// list at a time. NOTE: every controller lists everything when the daemon
+// starts; side by side they held eight copies of a large store at once
+// (a start onto 10000 Jobs and 10000 Pods peaked at 670 MiB resident, for
+// 95 MB in use once done), one at a time they hold one.
+var firstLists = make(chan struct{}, 1)
+
 // start lists the resource, hands the list to OnList (or each object to
 // OnEvent as Added) and returns the watch that continues it.
 func (f *follower) start(ctx context.Context) (*db.Watcher, error) {
+	select {
+	case firstLists <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-firstLists }()
 	stored, rv, w, err := f.listWatch(ctx)
 	if err != nil {
 		return nil, err
