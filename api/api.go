@@ -69,6 +69,9 @@ type Config struct {
 	// filter chain, withAuth). nil = requests are not authenticated nor
 	// authorized: the socket's are the admin's, the others anonymous.
 	Authenticator *authn.Authenticator
+	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
+	// --profiling, on by default there).
+	Profiling bool
 }
 
 // server holds the handlers' shared state.

@@ -188,14 +188,14 @@ func decodeContinue(s string) (*continueToken, error) {
 	return &c, nil
 }
 
-// listKey is obj's key relative to the listed scope, the order of lists
+// listKey is an object's key relative to the listed scope, the order of lists
 // and of continue tokens: "<namespace>/<name>" across namespaces, "<name>"
 // within one namespace or for cluster-scoped objects.
-func listKey(obj db.Object, acrossNamespaces bool) string {
-	if acrossNamespaces && obj.GetNamespace() != "" {
-		return obj.GetNamespace() + "/" + obj.GetName()
+func listKey(namespace, name string, acrossNamespaces bool) string {
+	if acrossNamespaces && namespace != "" {
+		return namespace + "/" + name
 	}
-	return obj.GetName()
+	return name
 }
 
 // boolParam parses a boolean query parameter strictly.

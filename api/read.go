@@ -116,19 +116,19 @@ func (s *server) listOrWatch(rs *resource, forceWatch bool) http.HandlerFunc {
 			writeError(w, r, statusFor(err, rs.groupResource(), ""))
 			return
 		}
-		s.respondList(w, r, rs, items, meta)
+		s.respondListed(w, r, rs, items, meta)
 	}
 }
 
 // listPage reads the page of a list that opts ask for, from one snapshot:
 // every page of a paginated list comes from the resourceVersion of its
 // first page (carried in the continue token).
-func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts listOptions) ([]db.Object, metav1.ListMeta, error) {
+func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts listOptions) ([]listed, metav1.ListMeta, error) {
 	at, err := s.listVersion(ctx, opts)
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
-	items, rv, err := s.store.ListAt(rs.store, ns, opts.LabelSelector, at)
+	stored, rv, err := s.store.ListStoredAt(rs.store, ns, opts.LabelSelector, at)
 	switch {
 	case errors.Is(err, db.ErrExpired) && opts.cont != nil:
 		return nil, metav1.ListMeta{}, expiredContinue(opts.cont)
@@ -137,15 +137,22 @@ func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts lis
 	case err != nil:
 		return nil, metav1.ListMeta{}, err
 	}
+	items := make([]listed, len(stored))
+	for i, st := range stored {
+		items[i] = listed{Stored: st}
+	}
+	if items, err = filterListed(rs, items, opts.FieldSelector); err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
 	across := rs.store.Namespaced && ns == ""
-	items = filterFields(rs, items, opts.FieldSelector)
-	slices.SortStableFunc(items, func(a, b db.Object) int { return strings.Compare(listKey(a, across), listKey(b, across)) })
+	key := func(it listed) string { return listKey(it.Namespace, it.Name, across) }
+	slices.SortStableFunc(items, func(a, b listed) int { return strings.Compare(key(a), key(b)) })
 	if opts.cont != nil {
 		start := strings.TrimSuffix(opts.cont.StartKey, "\x00")
-		i, _ := slices.BinarySearchFunc(items, start, func(o db.Object, key string) int {
-			return strings.Compare(listKey(o, across), key)
+		i, _ := slices.BinarySearchFunc(items, start, func(it listed, k string) int {
+			return strings.Compare(key(it), k)
 		})
-		for i < len(items) && listKey(items[i], across) <= start {
+		for i < len(items) && key(items[i]) <= start {
 			i++
 		}
 		items = items[i:]
@@ -155,7 +162,7 @@ func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts lis
 		return items, meta, nil
 	}
 	page := items[:opts.Limit]
-	meta.Continue = continueToken{ResourceVersion: int64(rv), StartKey: listKey(page[len(page)-1], across) + "\x00"}.encode()
+	meta.Continue = continueToken{ResourceVersion: int64(rv), StartKey: key(page[len(page)-1]) + "\x00"}.encode()
 	// NOTE: kube counts the remaining items only when no selector could
 	// make the count wrong.
 	if !opts.selective() {

@@ -36,6 +36,9 @@ func (s *server) routes(r *mux.Router) {
 	s.reviewRoutes(r)
 	r.HandleFunc(ImagesPath, s.images)
 	r.HandleFunc(BackupPath, s.backup)
+	if s.cfg.Profiling {
+		profilingRoutes(r)
+	}
 }
 
 // resourceRoutes registers the collection, object and subresource paths of

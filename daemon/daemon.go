@@ -78,6 +78,8 @@ type Config struct {
 	// and writes the API serves at once (kube-apiserver's flags of those
 	// names); 0 = no limit.
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// Profiling serves Go's profiles at /debug/pprof/ (--profiling).
+	Profiling bool
 	// MaxContainers caps the containers running at once (--max-containers);
 	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
 	MaxContainers int
@@ -381,6 +383,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Metrics:                     reg,
 		ResourceMetrics:             usage,
 		Authenticator:               authenticator,
+		Profiling:                   cfg.Profiling,
 	})
 	servers, listen, socket, err := serve(cfg, handler, certs.TLSConfig())
 	if err != nil {

@@ -27,30 +27,16 @@ func (tx *Tx) Compacted() uint64 {
 // List. ErrExpired if the change log no longer reaches back to rv,
 // ErrTooNew if rv is newer than the snapshot.
 func (tx *Tx) ListAt(r Resource, namespace string, sel labels.Selector, rv uint64) ([]Object, error) {
-	switch {
-	case rv == 0 || rv == tx.rv:
+	if rv == 0 || rv == tx.rv {
 		return tx.List(r, namespace, sel)
-	case rv > tx.rv:
-		return nil, fmt.Errorf("listing %s at resourceVersion %d, newest is %d: %w", r.Name, rv, tx.rv, ErrTooNew)
 	}
-	values, err := tx.valuesAt(r, namespace, rv)
+	stored, err := tx.ListStoredAt(r, namespace, sel, rv)
 	if err != nil {
 		return nil, err
 	}
-	var objs []Object
-	for _, kv := range values {
-		objRV, data, err := splitObjectValue(kv.value)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: key %q: %w", r.Name, kv.key, err)
-		}
-		ok, err := matchesLabels(data, sel)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: key %q: %w", r.Name, kv.key, err)
-		}
-		if !ok {
-			continue
-		}
-		obj, err := decodeObject(r, objRV, data)
+	objs := make([]Object, 0, len(stored))
+	for _, st := range stored {
+		obj, err := st.Decode(r)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", r.Name, err)
 		}

@@ -99,6 +99,26 @@ func TestListAtReconstructsEveryPastState(t *testing.T) {
 			if diff := cmp.Diff(got.want, listedOf(objs)); diff != "" {
 				t.Errorf("ListAt(%d) %s (-want +got):\n%s", snap.rv, name, diff)
 			}
+			// The same list undecoded, the newest state included (ListAt
+			// reads that one through List).
+			stored, _, err := s.ListStoredAt(Pods, got.ns, got.sel, snap.rv)
+			if err != nil {
+				t.Fatalf("ListStoredAt(%d) %s: %v", snap.rv, name, err)
+			}
+			decoded := []Object{}
+			for _, st := range stored {
+				obj, err := st.Decode(Pods)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if obj.GetNamespace() != st.Namespace || obj.GetName() != st.Name {
+					t.Errorf("ListStoredAt(%d) %s: %s/%s holds %s/%s", snap.rv, name, st.Namespace, st.Name, obj.GetNamespace(), obj.GetName())
+				}
+				decoded = append(decoded, obj)
+			}
+			if diff := cmp.Diff(got.want, listedOf(decoded)); diff != "" {
+				t.Errorf("ListStoredAt(%d) %s (-want +got):\n%s", snap.rv, name, diff)
+			}
 		}
 	}
 }

@@ -160,6 +160,7 @@ func run(args []string) error {
 	reads, writes := api.DefaultMaxInFlight(goruntime.NumCPU())
 	fs.IntVar(&cfg.MaxRequestsInFlight, "max-requests-inflight", reads, "reads (not watches, logs, exec or attach) the API serves at once, 429 beyond, as kube-apiserver's flag (default 8 per CPU; 0 = no limit)")
 	fs.IntVar(&cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", writes, "writes the API serves at once, 429 beyond (default 4 per CPU; 0 = no limit)")
+	fs.BoolVar(&cfg.Profiling, "profiling", true, "serve Go's profiles at /debug/pprof/, as kube-apiserver's flag")
 	fs.IntVar(&cfg.MaxContainers, "max-containers", 0, "containers running at once on the node; past it containers wait (0 = derived from the PID limit and memory, -1 = no cap)")
 	fs.IntVar(&cfg.ContainerLogRotation.MaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container instance, the current one included (> 1)")
 	logLevel := fs.String("log-level", "info", "log level: debug (every request too), info, warn, error")

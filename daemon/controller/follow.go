@@ -49,19 +49,45 @@ func newFollower(store *db.Store, w Watch, log *logrus.Entry) *follower {
 	return &follower{store: store, watch: w, log: log.WithField("resource", w.Resource.Name), known: map[objectKey]lastSeen{}}
 }
 
+// firstLists lets one follower of the process take and deliver its first
+// list at a time. NOTE: every controller lists everything when the daemon
+// starts; side by side they held eight copies of a large store at once
+// (a start onto 10000 Jobs and 10000 Pods peaked at 670 MiB resident, for
+// 95 MB in use once done), one at a time they hold one.
+var firstLists = make(chan struct{}, 1)
+
 // start lists the resource, hands the list to OnList (or each object to
 // OnEvent as Added) and returns the watch that continues it.
 func (f *follower) start(ctx context.Context) (*db.Watcher, error) {
-	objs, rv, w, err := f.listWatch(ctx)
+	select {
+	case firstLists <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-firstLists }()
+	stored, rv, w, err := f.listWatch(ctx)
 	if err != nil {
 		return nil, err
 	}
 	f.last = rv
 	if f.watch.OnList == nil {
-		for _, obj := range objs {
-			f.deliver(db.Event{Type: watch.Added, Resource: f.watch.Resource.Name, Object: obj, RV: resourceVersion(obj)})
+		// NOTE: one object decoded at a time: every controller lists
+		// everything at start, and holding each list decoded at once made
+		// a start onto 20000 objects peak at hundreds of MB.
+		for _, st := range stored {
+			obj, err := st.Decode(f.watch.Resource)
+			if err != nil {
+				w.Stop()
+				return nil, fmt.Errorf("listing %s: %w", f.watch.Resource.Name, err)
+			}
+			f.deliver(db.Event{Type: watch.Added, Resource: f.watch.Resource.Name, Object: obj, RV: st.RV})
 		}
 		return w, nil
+	}
+	objs, err := f.decode(stored)
+	if err != nil {
+		w.Stop()
+		return nil, err
 	}
 	for _, obj := range objs {
 		f.remember(obj, resourceVersion(obj))
@@ -70,11 +96,24 @@ func (f *follower) start(ctx context.Context) (*db.Watcher, error) {
 	return w, nil
 }
 
-// listWatch lists every object of the resource and starts a watch that
-// continues exactly after the list.
-func (f *follower) listWatch(ctx context.Context) ([]db.Object, uint64, *db.Watcher, error) {
+// decode decodes a list.
+func (f *follower) decode(stored []db.Stored) ([]db.Object, error) {
+	objs := make([]db.Object, len(stored))
+	for i, st := range stored {
+		obj, err := st.Decode(f.watch.Resource)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", f.watch.Resource.Name, err)
+		}
+		objs[i] = obj
+	}
+	return objs, nil
+}
+
+// listWatch lists every object of the resource, as stored, and starts a
+// watch that continues exactly after the list.
+func (f *follower) listWatch(ctx context.Context) ([]db.Stored, uint64, *db.Watcher, error) {
 	r := f.watch.Resource
-	objs, rv, err := f.store.List(r, "", nil)
+	objs, rv, err := f.store.ListStoredAt(r, "", nil, 0)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("listing %s: %w", r.Name, err)
 	}
@@ -92,7 +131,7 @@ func (f *follower) listWatch(ctx context.Context) ([]db.Object, uint64, *db.Watc
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("watching %s: %w", r.Name, err)
 	}
-	if objs, rv, err = f.store.List(r, "", nil); err != nil {
+	if objs, rv, err = f.store.ListStoredAt(r, "", nil, 0); err != nil {
 		w.Stop()
 		return nil, 0, nil, fmt.Errorf("listing %s: %w", r.Name, err)
 	}
@@ -156,8 +195,13 @@ func (f *follower) resume(ctx context.Context, cause error) (*db.Watcher, error)
 // Added and Modified in the list's order. An object deleted and created
 // again under its name shows as Deleted, then Added.
 func (f *follower) relist(ctx context.Context) (*db.Watcher, error) {
-	objs, rv, w, err := f.listWatch(ctx)
+	stored, rv, w, err := f.listWatch(ctx)
 	if err != nil {
+		return nil, err
+	}
+	objs, err := f.decode(stored)
+	if err != nil {
+		w.Stop()
 		return nil, err
 	}
 	listed := make(map[objectKey]bool, len(objs))

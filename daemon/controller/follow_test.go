@@ -55,6 +55,8 @@ func TestTooSlowWatchResumesWhereItStopped(t *testing.T) {
 	s := openStore(t, db.WithWatchQueueLimit(5))
 	mustCreate(t, s, newPod("first"))
 	sw := followPods(t, s)
+	// The list first: "block" created before it would be listed first.
+	waitFor(t, "the first list", sw.events.has("ADDED first"))
 	mustCreate(t, s, newPod("block"))
 	waitFor(t, "the handler to stall", sw.events.has("ADDED block"))
 	want := []string{"ADDED first", "ADDED block"}
@@ -86,6 +88,8 @@ func TestExpiredWatchRelistsWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := followPods(t, s)
+	// The list first: "block" created before it would be listed with the rest.
+	waitFor(t, "the first list", sw.events.has("ADDED re"))
 	mustCreate(t, s, newPod("block"))
 	waitFor(t, "the handler to stall", sw.events.has("ADDED block"))
 

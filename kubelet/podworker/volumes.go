@@ -244,6 +244,12 @@ func tearDownVolumes(root string, pod *corev1.Pod) error {
 // mounted below it first (memory-backed emptyDirs, Secret and projected
 // volumes) and never removing what may still be mounted.
 func removePodVolumes(dir string) error {
+	// NOTE: nothing is mounted below a directory that is gone, and reading
+	// the mount table per finished pod made a restart onto 10000 of them
+	// parse it 10000 times (2 GB of garbage, seconds of CPU).
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err := unmountAll(dir); err != nil {
 		return err
 	}

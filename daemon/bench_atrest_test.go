@@ -1,0 +1,324 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/skiff-sh/skiff/db"
+)
+
+// storedJobs is how many finished Jobs, each with its one finished Pod,
+// BenchmarkAtRest stores (issue 15 item 4: 10000 Jobs and 10000 Pods).
+const storedJobs = 10000
+
+// BenchmarkAtRest measures skiffd at rest and holding many objects:
+// resident memory (VmRSS) idle on an empty store and after a restart onto
+// a store holding 10000 finished Jobs and their 10000 finished Pods; the
+// restart's time from exec to /readyz answering 200; a list of the 10000
+// Jobs as JSON and as a Table (the body read whole, median of 5); and the
+// latency of creating Jobs one after the other beside them. The objects
+// are copies of a Job and its pod that ran through this skiffd, written
+// straight into its store while it is stopped (creating 10000 pods through
+// containers would take the benchmark an hour). Issue 15 item 4's bounds
+// are checked: a missed one fails the benchmark.
+func BenchmarkAtRest(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		atRest(b)
+	}
+}
+
+func atRest(b *testing.B) {
+	load := loadAverage()
+	s := newSkiffd(b)
+	s.start()
+	idle := settledRSS(b, s)
+	saveProfile(b, s, "heap?gc=1", "atrest-idle-heap.pprof")
+
+	// The Job and pod to copy: one that ran, as skiffd stores them.
+	job := shJob("seed", "true", 1, 1, 0, corev1.RestartPolicyNever)
+	job.Spec.Template.Spec.Containers[0].Command = []string{"true"}
+	ctx := context.Background()
+	if _, err := s.client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	done := waitJob(b, s.client, "default", "seed", batchv1.JobComplete, 5*time.Minute)
+	pods, err := s.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=seed"})
+	if err != nil || len(pods.Items) != 1 {
+		b.Fatalf("the seed Job's pods: %v, %v", pods, err)
+	}
+	s.stop()
+	seedStore(b, filepath.Join(s.dataDir, "skiff.db"), done, &pods.Items[0], storedJobs-1)
+
+	began := time.Now()
+	s.start()
+	restart := time.Since(began)
+	stored := settledRSS(b, s)
+	saveProfile(b, s, "heap?gc=1", "atrest-stored-heap.pprof")
+	// NOTE: what the Go runtime gives back on its own once at rest (its
+	// scavenger returns freed pages gradually).
+	time.Sleep(30 * time.Second)
+	storedLater := vmRSS(b, s.cmd.Process.Pid)
+
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		saveProfile(b, s, "profile?seconds=8", "atrest-lists-cpu.pprof")
+	}()
+	jsonList := timeList(b, s, "application/json", storedJobs)
+	tableList := timeList(b, s, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", storedJobs)
+	<-profiled
+	afterLists := rssOf(b, s.cmd.Process.Pid)
+	saveProfile(b, s, "allocs", "atrest-lists-allocs.pprof")
+	creates := percentiles(timeCreates(b, s, 500))
+	// Stopped here, skiffd leaves its objects to the data dir's removal:
+	// deleting 20000 of them one by one would take longer than the rest.
+	s.stop()
+
+	fmt.Printf("skiffd at rest (load before %s, after %s):\n", load, loadAverage())
+	fmt.Printf("  idle, empty store            VmRSS %.1f MiB\n", mib(idle))
+	fmt.Printf("  %d Jobs + %d Pods stored  VmRSS %.1f MiB at rest, %.1f MiB 30 s later, %.1f MiB (anonymous) after the lists\n",
+		storedJobs, storedJobs, mib(stored), mib(storedLater), mib(afterLists))
+	fmt.Printf("  restart to ready            %s\n", restart.Round(time.Millisecond))
+	fmt.Printf("  list of %d Jobs            JSON %s, Table %s (median of 5)\n", storedJobs,
+		jsonList.Round(100*time.Microsecond), tableList.Round(100*time.Microsecond))
+	fmt.Printf("  create a Job (500 in a row)  median %s p99 %s\n", creates.median.Round(10*time.Microsecond), creates.p99.Round(10*time.Microsecond))
+	b.ReportMetric(mib(idle), "idle-rss-MiB")
+	b.ReportMetric(mib(stored), "stored-rss-MiB")
+	b.ReportMetric(mib(storedLater), "stored-rss-30s-MiB")
+	b.ReportMetric(ms(restart), "restart-ms")
+	b.ReportMetric(ms(jsonList), "list-json-ms")
+	b.ReportMetric(ms(tableList), "list-table-ms")
+	b.ReportMetric(ms(creates.p99), "create-p99-ms")
+	checkTargets(b,
+		target{name: "idle VmRSS", got: mib(idle), limit: 40, unit: " MiB"},
+		target{name: fmt.Sprintf("VmRSS with %d Jobs and %d finished Pods stored", storedJobs, storedJobs), got: mib(stored), limit: 150, unit: " MiB"},
+		target{name: fmt.Sprintf("list of %d Jobs as JSON", storedJobs), got: ms(jsonList), limit: 100, unit: " ms"},
+		target{name: fmt.Sprintf("list of %d Jobs as a Table", storedJobs), got: ms(tableList), limit: 150, unit: " ms"},
+		target{name: "Job create p99", got: ms(creates.p99), limit: 10, unit: " ms"},
+		target{name: fmt.Sprintf("restart to ready with %d objects", 2*storedJobs), got: ms(restart), limit: 500, unit: " ms"},
+	)
+}
+
+func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
+// settledRSS is skiffd's VmRSS once it is at rest: its threads ran or
+// waited for a CPU less than 5% of half a second (start-up's lists and
+// syncs are done; on a loaded machine, waiting for a CPU is not rest).
+func settledRSS(b *testing.B, s *skiffd) int64 {
+	pid := s.cmd.Process.Pid
+	waitFor(b, 5*time.Minute, "skiffd at rest", func() (bool, error) {
+		before := busyTime(b, pid)
+		time.Sleep(500 * time.Millisecond)
+		return busyTime(b, pid)-before < 25*time.Millisecond, nil
+	})
+	return vmRSS(b, pid)
+}
+
+// busyTime is the time a process's threads have run on a CPU or waited in
+// a run queue for one (/proc/<pid>/task/*/schedstat).
+func busyTime(b *testing.B, pid int) time.Duration {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(stats) == 0 {
+		b.Fatalf("schedstat of %d: %v", pid, err)
+	}
+	var total time.Duration
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that just ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) < 2 {
+			continue
+		}
+		run, _ := strconv.ParseInt(f[0], 10, 64)
+		wait, _ := strconv.ParseInt(f[1], 10, 64)
+		total += time.Duration(run + wait)
+	}
+	return total
+}
+
+// vmRSS is a process's resident memory, file-backed pages (its binary)
+// included, as ps and top show it.
+func vmRSS(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("no VmRSS for pid %d", pid)
+	return 0
+}
+
+// seedStore writes n copies of a finished Job and its finished pod into a
+// stopped skiffd's store, each pair with its own names and UIDs and the pod
+// owned by its Job, as the Job controller leaves them.
+func seedStore(b *testing.B, path string, job *batchv1.Job, pod *corev1.Pod, n int) {
+	store, err := db.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	const batch = 500
+	for first := 0; first < n; first += batch {
+		err := store.Write(func(tx *db.Tx) error {
+			for i := first; i < min(first+batch, n); i++ {
+				j, p := job.DeepCopy(), pod.DeepCopy()
+				name := fmt.Sprintf("stored-%05d", i)
+				uid := types.UID(uuid.NewUUID())
+				j.ObjectMeta = cleanMeta(j.ObjectMeta, name, uid)
+				j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel] = string(uid)
+				for _, labels := range []map[string]string{j.Spec.Template.Labels, j.Labels} {
+					relabel(labels, name, uid)
+				}
+				p.ObjectMeta = cleanMeta(p.ObjectMeta, name+"-"+strings.TrimPrefix(pod.Name, "seed-"), types.UID(uuid.NewUUID()))
+				relabel(p.Labels, name, uid)
+				p.GenerateName = name + "-"
+				p.OwnerReferences[0].Name, p.OwnerReferences[0].UID = name, uid
+				if err := tx.Create(db.Jobs, j); err != nil {
+					return err
+				}
+				if err := tx.Create(db.Pods, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatalf("seeding the store: %v", err)
+		}
+	}
+}
+
+// cleanMeta is meta renamed, with a new UID and nothing the store assigns.
+func cleanMeta(meta metav1.ObjectMeta, name string, uid types.UID) metav1.ObjectMeta {
+	meta.Name, meta.UID, meta.ResourceVersion = name, uid, ""
+	meta.Labels = copyLabels(meta.Labels)
+	return meta
+}
+
+func copyLabels(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// relabel points a Job's or its pod's job-name and controller-uid labels at
+// another Job, in place.
+func relabel(labels map[string]string, job string, uid types.UID) {
+	for _, k := range []string{batchv1.JobNameLabel, "job-name"} {
+		if _, ok := labels[k]; ok {
+			labels[k] = job
+		}
+	}
+	for _, k := range []string{batchv1.ControllerUidLabel, "controller-uid"} {
+		if _, ok := labels[k]; ok {
+			labels[k] = string(uid)
+		}
+	}
+}
+
+// timeList GETs every Job of the default namespace five times, reading
+// each body whole, and returns the median time.
+func timeList(b *testing.B, s *skiffd, accept string, want int) time.Duration {
+	var took []time.Duration
+	for range 5 {
+		req, err := http.NewRequest(http.MethodGet, "http://"+s.addr+"/apis/batch/v1/namespaces/default/jobs", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Accept", accept)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		took = append(took, time.Since(start))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("listing Jobs: %d %v", resp.StatusCode, err)
+		}
+		// Every Job in the answer (a Table has one row each): a list cut
+		// short would be fast for nothing.
+		if got := bytes.Count(body, []byte(`"uid":`)); got < want {
+			b.Fatalf("the list (%s) holds %d uids, want at least %d", accept, got, want)
+		}
+	}
+	return percentiles(took).median
+}
+
+// timeCreates creates n suspended Jobs one after the other through the API
+// (a JSON body, as kubectl sends) and returns each creation's time.
+func timeCreates(b *testing.B, s *skiffd, n int) []time.Duration {
+	var took []time.Duration
+	for i := range n {
+		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"created-%d"},"spec":{"suspend":true,`+
+			`"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.35","command":["true"]}]}}}}`, i)
+		start := time.Now()
+		resp, err := http.Post("http://"+s.addr+"/apis/batch/v1/namespaces/default/jobs", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took = append(took, time.Since(start))
+		if resp.StatusCode != http.StatusCreated {
+			b.Fatalf("creating a Job: %s", resp.Status)
+		}
+	}
+	return took
+}
+
+// saveProfile writes skiffd's named profile (/debug/pprof/<name>) into the
+// directory SKIFF_BENCH_PROFILES names, if it names one: the heap profiles
+// BENCHMARKS.md's breakdowns come from (go tool pprof -sample_index=inuse_space).
+func saveProfile(b *testing.B, s *skiffd, name, file string) {
+	dir := os.Getenv("SKIFF_BENCH_PROFILES")
+	if dir == "" {
+		return
+	}
+	// NOTE: b.Error, not b.Fatal: the CPU profile is taken on a goroutine
+	// of its own.
+	resp, err := http.Get("http://" + s.addr + "/debug/pprof/" + name)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Errorf("GET /debug/pprof/%s: %d %v", name, resp.StatusCode, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+		b.Error(err)
+	}
+}

@@ -1,0 +1,47 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestProfiling: skiffd serves Go's profiles at /debug/pprof/ as
+// kube-apiserver does with --profiling (on by default), and not at all
+// with --profiling=false.
+func TestProfiling(t *testing.T) {
+	t.Parallel()
+	get := func(s *skiffd, path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + s.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(body)
+	}
+	on := newSkiffd(t)
+	on.start()
+	if code, body := get(on, "/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.HasPrefix(body, "heap profile:") {
+		t.Errorf("GET /debug/pprof/heap?debug=1: %d %.80q", code, body)
+	}
+	if code, body := get(on, "/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("GET /debug/pprof/: %d %.80q", code, body)
+	}
+	if code, body := get(on, "/debug/pprof/profile?seconds=1"); code != http.StatusOK || len(body) == 0 {
+		t.Errorf("GET /debug/pprof/profile?seconds=1: %d, %d bytes", code, len(body))
+	}
+
+	off := newSkiffd(t, "--profiling=false")
+	off.start()
+	if code, body := get(off, "/debug/pprof/heap?debug=1"); code != http.StatusNotFound {
+		t.Errorf("with --profiling=false, GET /debug/pprof/heap: %d %.80q, want 404", code, body)
+	}
+}
