@@ -12,6 +12,7 @@ import (
 	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/rbac"
 )
 
 // Config is what the API needs from the daemon.
@@ -65,6 +66,9 @@ type Config struct {
 	// filter chain, withAuth). nil = requests are not authenticated nor
 	// authorized: the socket's are the admin's, the others anonymous.
 	Authenticator *authn.Authenticator
+	// RBAC is where authorization reads roles and bindings (the daemon's
+	// in-memory cache); nil = the store, at every request.
+	RBAC rbac.Source
 }
 
 // server holds the handlers' shared state.

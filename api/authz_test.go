@@ -15,7 +15,7 @@ import (
 // newAuthTestServer is a test server that authenticates the tokens
 // "root" (system:masters), "alice" and "bob", with kube's default roles
 // and bindings in its store.
-func newAuthTestServer(t *testing.T) *testServer {
+func newAuthTestServer(t testing.TB) *testServer {
 	t.Helper()
 	tokens, err := authn.ParseTokenFile(strings.NewReader("root,root,0,system:masters\nalice,alice,1\nbob,bob,2\n"))
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/rbac"
 )
 
@@ -212,8 +211,8 @@ func (s *server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) 
 		st.ResourceRules = append(st.ResourceRules, authorizationv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
 		st.NonResourceRules = append(st.NonResourceRules, authorizationv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
 	}
-	err := s.store.Read(func(tx *db.Tx) error {
-		rules, errs := rbac.RulesFor(txSource{tx}, user, review.Spec.Namespace)
+	err := s.readRBAC(func(src rbac.Source) error {
+		rules, errs := rbac.RulesFor(src, user, review.Spec.Namespace)
 		for _, rule := range rules {
 			if len(rule.NonResourceURLs) > 0 {
 				st.NonResourceRules = append(st.NonResourceRules, authorizationv1.NonResourceRule{Verbs: rule.Verbs, NonResourceURLs: rule.NonResourceURLs})

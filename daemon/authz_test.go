@@ -272,9 +272,11 @@ func TestRBAC(t *testing.T) {
 	if _, err := alice.RbacV1().RoleBindings("default").Create(ctx, bobReads, metav1.CreateOptions{}); err != nil {
 		t.Errorf("alice binding a role within her rights: %v", err)
 	}
-	if !canI(t, bob, "list", "", "pods", "default") {
-		t.Error("bob may not list pods after alice's binding")
-	}
+	// NOTE: RBAC reads a cache of the store, as kube's reads informers: a
+	// binding takes effect moments after it is written.
+	waitFor(t, 30*time.Second, "bob may list pods after alice's binding", func() (bool, error) {
+		return canI(t, bob, "list", "", "pods", "default"), nil
+	})
 	code, body := s.rawTable(t, "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings")
 	if code != 200 || !strings.Contains(body, `["alice-admin","ClusterRole/admin",`) || !strings.Contains(body, `["bob-reads","Role/pod-reader",`) {
 		t.Errorf("the rolebindings table: %d %s", code, body)
@@ -304,9 +306,10 @@ func TestRBAC(t *testing.T) {
 	if err := admin.RbacV1().ClusterRoleBindings().Delete(ctx, "system:basic-user", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := whoami(bob); !apierrors.IsForbidden(err) {
-		t.Errorf("whoami without system:basic-user: %v", err)
-	}
+	waitFor(t, 30*time.Second, "whoami refused without system:basic-user", func() (bool, error) {
+		_, err := whoami(bob)
+		return apierrors.IsForbidden(err), nil
+	})
 	s.stop()
 	s.start()
 	waitFor(t, 30*time.Second, "view back and aggregated", func() (bool, error) {

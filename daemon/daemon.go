@@ -252,6 +252,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
 	goRun("clusterrole aggregation controller", rbaccontroller.New(rbaccontroller.Config{Store: store}).Run)
+	rbacCache := rbaccontroller.NewCache(store)
+	goRun("rbac cache", rbacCache.Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
@@ -323,6 +325,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Metrics:                     reg,
 		ResourceMetrics:             usage,
 		Authenticator:               authenticator,
+		RBAC:                        rbacCache,
 	})
 	servers, listen, socket, err := serve(cfg, handler)
 	if err != nil {
