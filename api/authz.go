@@ -42,12 +42,31 @@ func (s *server) withAuth(next http.Handler) http.Handler {
 			return
 		}
 		setRequestUser(r, user)
-		if err := s.authorize(attributesOf(r, user)); err != nil {
+		a := attributesOf(r, user)
+		err = s.authorize(a)
+		if err == nil && isStreamUpgrade(a) {
+			// NOTE: kube 1.34 (AuthorizePodWebsocketUpgradeCreatePermission)
+			// also asks for create on a websocket GET of exec, attach or
+			// portforward: a reader may not run commands in a pod.
+			a.Verb = "create"
+			err = s.authorize(a)
+		}
+		if err != nil {
 			writeError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isStreamUpgrade: a GET of a pod's exec, attach or portforward, which
+// websocket clients send.
+func isStreamUpgrade(a rbac.Attributes) bool {
+	switch a.Subresource {
+	case "exec", "attach", "portforward":
+		return a.Verb == "get" && a.Resource == "pods" && a.APIGroup == ""
+	}
+	return false
 }
 
 // authenticate returns who sent r or kube's 401.

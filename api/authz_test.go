@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
@@ -201,5 +202,26 @@ func TestRBACValidation(t *testing.T) {
 	table := ts.do(t, "GET", rbacPath+"/clusterroles/view", "", bearer("root"), "Accept: application/json;as=Table;v=v1;g=meta.k8s.io")
 	if !strings.Contains(table.body, `"name":"Created At"`) || !strings.Contains(table.body, `"cells":["view","`) {
 		t.Errorf("the clusterrole table: %s", table.body)
+	}
+}
+
+func TestWebsocketExecNeedsCreate(t *testing.T) {
+	ts := newAuthTestServer(t)
+	// bob may get pods/exec in ns1 but not create it.
+	err := ts.store.Write(func(tx *db.Tx) error {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "exec-get"},
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods/exec"}}}}
+		if err := tx.Create(db.Roles, role); err != nil {
+			return err
+		}
+		return tx.Create(db.RoleBindings, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "b"},
+			RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "exec-get"}, Subjects: []rbacv1.Subject{{Kind: "User", Name: "bob"}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ts.do(t, "GET", "/api/v1/namespaces/ns1/pods/p/exec?command=ls", "", bearer("bob"))
+	if st := statusOf(t, got.body); got.code != 403 || st.Message != `pods "p" is forbidden: User "bob" cannot create resource "pods/exec" in API group "" in the namespace "ns1"` {
+		t.Errorf("exec with get only: %d %s", got.code, got.body)
 	}
 }
