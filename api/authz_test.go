@@ -7,6 +7,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
@@ -223,5 +224,31 @@ func TestWebsocketExecNeedsCreate(t *testing.T) {
 	got := ts.do(t, "GET", "/api/v1/namespaces/ns1/pods/p/exec?command=ls", "", bearer("bob"))
 	if st := statusOf(t, got.body); got.code != 403 || st.Message != `pods "p" is forbidden: User "bob" cannot create resource "pods/exec" in API group "" in the namespace "ns1"` {
 		t.Errorf("exec with get only: %d %s", got.code, got.body)
+	}
+}
+
+func TestRoleFromProtobuf(t *testing.T) {
+	ts := newAuthTestServer(t)
+	raw, err := (&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pb"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ts.do(t, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", string(append([]byte("k8s\x00"), envelope...)),
+		"Content-Type: application/vnd.kubernetes.protobuf", bearer("root"))
+	var role rbacv1.Role
+	mustJSON(t, r.body, &role)
+	if r.code != 201 || len(role.Rules) != 1 || role.Rules[0].Resources[0] != "pods" {
+		t.Errorf("protobuf create = %d %s", r.code, r.body)
+	}
+	// A protobuf write is authorized as any: bob may not create roles.
+	r = ts.do(t, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", string(append([]byte("k8s\x00"), envelope...)),
+		"Content-Type: application/vnd.kubernetes.protobuf", bearer("bob"))
+	if r.code != 403 {
+		t.Errorf("bob creating a role = %d %s", r.code, r.body)
 	}
 }

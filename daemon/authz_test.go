@@ -37,7 +37,7 @@ const (
 
 // newAuthSkiffd starts a skiffd with testTokens as its --token-auth-file;
 // its client is the token file's admin.
-func newAuthSkiffd(t *testing.T) *skiffd {
+func newAuthSkiffd(t testing.TB) *skiffd {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens.csv")
 	if err := os.WriteFile(file, []byte(testTokens), 0o600); err != nil {
@@ -51,13 +51,13 @@ func newAuthSkiffd(t *testing.T) *skiffd {
 
 // clientWithToken is a client-go client sending token.
 func (s *skiffd) clientWithToken(token string) *kubernetes.Clientset {
-	return kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://" + s.addr, BearerToken: token,
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://" + s.addr, BearerToken: token, QPS: -1,
 		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 }
 
 // clientAs is the admin's client impersonating user (and groups).
 func (s *skiffd) clientAs(token, user string, groups ...string) *kubernetes.Clientset {
-	return kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://" + s.addr, BearerToken: token,
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://" + s.addr, BearerToken: token, QPS: -1,
 		Impersonate:   rest.ImpersonationConfig{UserName: user, Groups: groups},
 		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 }
