@@ -35,8 +35,7 @@ const (
 		bobToken + ",bob,1002,\"dev,qa\"\n"
 )
 
-// newAuthSkiffd starts a skiffd with testTokens as its --token-auth-file;
-// its client is the token file's admin.
+// newAuthSkiffd starts a skiffd with testTokens as its --token-auth-file.
 func newAuthSkiffd(t testing.TB) *skiffd {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens.csv")
@@ -44,22 +43,23 @@ func newAuthSkiffd(t testing.TB) *skiffd {
 		t.Fatal(err)
 	}
 	s := newSkiffd(t, "--token-auth-file", file)
-	s.client = s.clientWithToken(adminToken)
 	s.start()
 	return s
 }
 
 // clientWithToken is a client-go client sending token.
 func (s *skiffd) clientWithToken(token string) *kubernetes.Clientset {
-	return kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://" + s.addr, BearerToken: token, QPS: -1,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: s.url(""), BearerToken: token, QPS: -1,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM},
+		ContentConfig:   rest.ContentConfig{ContentType: "application/json"}})
 }
 
 // clientAs is the admin's client impersonating user (and groups).
 func (s *skiffd) clientAs(token, user string, groups ...string) *kubernetes.Clientset {
-	return kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://" + s.addr, BearerToken: token, QPS: -1,
-		Impersonate:   rest.ImpersonationConfig{UserName: user, Groups: groups},
-		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: s.url(""), BearerToken: token, QPS: -1,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM},
+		Impersonate:     rest.ImpersonationConfig{UserName: user, Groups: groups},
+		ContentConfig:   rest.ContentConfig{ContentType: "application/json"}})
 }
 
 // canI asks, as kubectl auth can-i does, whether c's user may verb
@@ -89,11 +89,11 @@ func whoami(c kubernetes.Interface) (authenticationv1.UserInfo, error) {
 // and body.
 func (s *skiffd) rawGet(t *testing.T, path, token string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", "http://"+s.addr+path, nil)
+	req, _ := http.NewRequest("GET", s.url(path), nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.anonymousClient().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,10 @@ func TestAuthentication(t *testing.T) {
 
 	// TokenReview: what kube's webhook clients ask.
 	review := `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"` + aliceToken + `"}}`
-	req, _ := http.NewRequest("POST", "http://"+s.addr+"/apis/authentication.k8s.io/v1/tokenreviews", strings.NewReader(review))
+	req, _ := http.NewRequest("POST", s.url("/apis/authentication.k8s.io/v1/tokenreviews"), strings.NewReader(review))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.anonymousClient().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,13 +337,12 @@ func TestRBAC(t *testing.T) {
 	}
 }
 
-// rawTable GETs path as the admin, asking for a Table as kubectl get does.
+// rawTable GETs path as the admin (its certificate), asking for a Table as kubectl get does.
 func (s *skiffd) rawTable(t *testing.T, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", "http://"+s.addr+path, nil)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req, _ := http.NewRequest("GET", s.url(path), nil)
 	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.httpClient().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

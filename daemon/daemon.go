@@ -5,6 +5,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -43,7 +44,7 @@ type Config struct {
 	ContainerdAddress   string
 	ContainerdNamespace string
 	ContainerdState     string // the state directory of the containerd at ContainerdAddress
-	Listen              string // TCP address of the API; "" = none
+	Listen              string // TCP address of the API (HTTPS); "" = none
 	Socket              string // unix socket of the API; "" = none
 	PodBackoffBase      time.Duration
 	PodBackoffMax       time.Duration
@@ -83,6 +84,19 @@ type Config struct {
 	// SweepInterval is how often leftovers of pod instances are swept
 	// (0 = a minute).
 	SweepInterval time.Duration
+	// TLSSANs are extra names (DNS names, addresses) of the serving
+	// certificate (--tls-san).
+	TLSSANs []string
+	// TLSCertFile and TLSKeyFile are the operator's serving certificate and
+	// key; "" = skiffd's own, made under <data-dir>/pki.
+	TLSCertFile, TLSKeyFile string
+	// ClientCAFile holds CAs whose client certificates are trusted besides
+	// skiffd's own CA; "" = none.
+	ClientCAFile string
+	// WriteKubeconfig is where the admin's kubeconfig is written at each
+	// start ("" = nowhere), with mode WriteKubeconfigMode.
+	WriteKubeconfig     string
+	WriteKubeconfigMode os.FileMode
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 	// Status, if set, is told in a few words what skiffd is doing while it
@@ -128,6 +142,18 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if cfg.Socket != "" {
+		// Early, before anything is started on behalf of a skiffd that
+		// cannot serve; serve claims it again when it listens.
+		if err := claimSocket(cfg.Socket); err != nil {
+			return err
+		}
+	}
 	logDriver, err := findLogDriver(cfg.LogDriver)
 	if err != nil {
 		return err
@@ -137,6 +163,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 	services, err := checkServiceNetwork(cfg)
+	if err != nil {
+		return err
+	}
+	certs, err := loadPKI(cfg, services)
 	if err != nil {
 		return err
 	}
@@ -159,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return fmt.Errorf("reconciling the default RBAC roles: %w", err)
 	}
-	authenticator, err := newAuthenticator(cfg, nil)
+	authenticator, err := newAuthenticator(cfg, certs.ClientCAs)
 	if err != nil {
 		return err
 	}
@@ -327,10 +357,21 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Authenticator:               authenticator,
 		RBAC:                        rbacCache,
 	})
-	servers, listen, socket, err := serve(cfg, handler)
+	servers, listen, socket, err := serve(cfg, handler, certs.TLSConfig())
 	if err != nil {
 		cancel()
 		return err
+	}
+	if cfg.WriteKubeconfig != "" && listen != "" {
+		server, err := kubeconfigServer(listen)
+		if err == nil {
+			err = writeKubeconfig(cfg.WriteKubeconfig, cfg.WriteKubeconfigMode, server, certs)
+		}
+		if err != nil {
+			cancel()
+			return err
+		}
+		logrus.WithField("path", cfg.WriteKubeconfig).Info("kubeconfig written")
 	}
 	for _, s := range servers {
 		goRun("http server", s.run)
@@ -380,10 +421,18 @@ func startPodNetwork(cfg Config, node node, services serviceNetwork) (*network.N
 type server struct {
 	srv *http.Server
 	ln  net.Listener
+	tls bool // serve HTTPS (srv.TLSConfig) on ln
 }
 
 func (s *server) run(context.Context) error {
-	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+	var err error
+	if s.tls {
+		// The certificate comes from TLSConfig.GetCertificate.
+		err = s.srv.ServeTLS(s.ln, "", "")
+	} else {
+		err = s.srv.Serve(s.ln)
+	}
+	if !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -395,8 +444,10 @@ func (s *server) shutdown(ctx context.Context) {
 	}
 }
 
-// serve opens the TCP and unix listeners. The unix socket is root-only.
-func serve(cfg Config, h http.Handler) (servers []*server, listen, socket string, err error) {
+// serve opens the TCP listener, HTTPS only (HTTP/2 included), and the unix
+// socket, root-only and plain: only root can connect to it. A socket a live
+// skiffd answers on is left alone and refused.
+func serve(cfg Config, h http.Handler, tlsConfig *tls.Config) (servers []*server, listen, socket string, err error) {
 	newServer := func(ln net.Listener) *server {
 		// NOTE: no WriteTimeout: it would cut `logs -f` and watches. Those
 		// streams end on shutdown instead: their requests' base context is
@@ -416,15 +467,17 @@ func serve(cfg Config, h http.Handler) (servers []*server, listen, socket string
 		if err != nil {
 			return nil, "", "", fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 		}
-		servers = append(servers, newServer(ln))
+		s := newServer(ln)
+		s.srv.TLSConfig, s.tls = tlsConfig, true
+		servers = append(servers, s)
 		listen = ln.Addr().String()
 	}
 	if cfg.Socket != "" {
 		if err := os.MkdirAll(filepath.Dir(cfg.Socket), 0o755); err != nil {
 			return nil, "", "", fmt.Errorf("creating socket dir: %w", err)
 		}
-		if err := os.Remove(cfg.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, "", "", fmt.Errorf("removing stale socket: %w", err)
+		if err := claimSocket(cfg.Socket); err != nil {
+			return nil, "", "", err
 		}
 		ln, err := net.Listen("unix", cfg.Socket)
 		if err != nil {

@@ -93,6 +93,8 @@ type PKI struct {
 	clock    clock.PassiveClock
 	nodeIPs  func() ([]net.IP, error)
 	hostname func() (string, error)
+	// write writes a leaf's files (writeFileAtomic; tests fail it).
+	write func(path string, data []byte) error
 
 	caCert   *x509.Certificate
 	caKey    crypto.Signer
@@ -131,7 +133,7 @@ func load(cfg Config, clk clock.PassiveClock, ips func() ([]net.IP, error), host
 			os.Remove(f)
 		}
 	}
-	p := &PKI{cfg: cfg, clock: clk, nodeIPs: ips, hostname: host}
+	p := &PKI{cfg: cfg, clock: clk, nodeIPs: ips, hostname: host, write: writeFileAtomic}
 	if err := p.loadCA(); err != nil {
 		return nil, err
 	}
@@ -438,11 +440,14 @@ func (p *PKI) leaf(certName, keyName string, fits func(*x509.Certificate) bool, 
 	certPEM = pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: der})
 	// The key first: a certificate beside a key that is not its own is
 	// taken for torn and issued again.
-	if err := writeFileAtomic(p.path(keyName), keyPEM); err != nil {
-		return nil, nil, err
+	err = p.write(p.path(keyName), keyPEM)
+	if err == nil {
+		err = p.write(p.path(certName), certPEM)
 	}
-	if err := writeFileAtomic(p.path(certName), certPEM); err != nil {
-		return nil, nil, err
+	if err != nil {
+		// A full disk must not keep skiffd from serving: the new leaf is
+		// the CA's and valid all the same; the next start issues it again.
+		logrus.WithError(err).Warnf("keeping %s in memory only", certName)
 	}
 	return certPEM, keyPEM, nil
 }

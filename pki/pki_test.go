@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,6 +174,23 @@ func TestRenewedBeforeExpiryWithoutRestart(t *testing.T) {
 	}
 	if !bytes.Equal(again.CABundle(), p.CABundle()) {
 		t.Error("renewal changed the CA")
+	}
+}
+
+// TestRenewedOnAFullDisk: a renewal that cannot be written is served from
+// memory (a full disk must not stop skiffd serving), and made again later.
+func TestRenewedOnAFullDisk(t *testing.T) {
+	e := newEnv()
+	p := e.load(t, Config{Dir: t.TempDir()})
+	old := serving(t, p)
+	p.write = func(path string, _ []byte) error { return &os.PathError{Op: "write", Path: path, Err: syscall.ENOSPC} }
+	e.clock.SetTime(old.NotAfter.Add(-RenewBefore + time.Hour))
+	renewed := serving(t, p)
+	if renewed.Equal(old) || !renewed.NotAfter.After(old.NotAfter) {
+		t.Fatal("the serving certificate was not renewed when its files could not be written")
+	}
+	if _, err := renewed.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: caPool(t, p), CurrentTime: e.clock.Now()}); err != nil {
+		t.Error(err)
 	}
 }
 
