@@ -43,7 +43,9 @@ func BenchmarkAuthzRequests(b *testing.B) {
 		}
 	}
 	socket := kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://localhost", QPS: -1,
-		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", s.socket) },
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", s.socket)
+		},
 		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	callers := []struct {
 		name   string
@@ -83,4 +85,3 @@ func BenchmarkAuthzRequests(b *testing.B) {
 		b.ReportMetric(ms(percentile(lists[i], 50)), c.name+"-list2000-p50-ms")
 	}
 }
-
