@@ -1,7 +1,9 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -63,13 +65,24 @@ func (s *server) reviewRoutes(r *mux.Router) {
 	post(authzPrefix+"/selfsubjectrulesreviews", authorizationV1.schema().WithResource("selfsubjectrulesreviews").GroupResource(), s.selfSubjectRulesReview)
 }
 
-// decodeReview decodes a review body into obj.
+// decodeReview decodes a review body (JSON, YAML, or protobuf, which
+// kubectl auth sends) into obj, a review of kind in version v1.
 func decodeReview(w http.ResponseWriter, r *http.Request, obj any) error {
+	kind := reflect.TypeOf(obj).Elem().Name()
+	prefix := fmt.Sprintf("%s in version %q cannot be handled as a %s: ", kind, "v1", kind)
+	if mediaType(r) == mediaProtobuf {
+		data, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		_, err = decodeProtobuf(data, obj, prefix)
+		return err
+	}
 	data, strict, err := bodyJSON(r)
 	if err != nil {
 		return err
 	}
-	return decodeJSON(w, data, obj, validationWarn, strict, "")
+	return decodeJSON(w, data, obj, validationWarn, strict, prefix)
 }
 
 // selfSubjectReview answers who the requester is (kubectl auth whoami).
