@@ -64,7 +64,7 @@ func (s *skiffd) clientAs(token, user string, groups ...string) *kubernetes.Clie
 
 // canI asks, as kubectl auth can-i does, whether c's user may verb
 // resource (with "/sub") in namespace.
-func canI(t *testing.T, c kubernetes.Interface, verb, group, resource, ns string) bool {
+func canIClientGo(t *testing.T, c kubernetes.Interface, verb, group, resource, ns string) bool {
 	t.Helper()
 	res, sub, _ := strings.Cut(resource, "/")
 	review, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), &authorizationv1.SelfSubjectAccessReview{
@@ -192,7 +192,7 @@ func TestRBAC(t *testing.T) {
 	if code, _ := s.rawGet(t, "/apis", aliceToken); code != 200 {
 		t.Errorf("alice's discovery (system:discovery): %d", code)
 	}
-	if canI(t, alice, "list", "", "pods", "default") {
+	if canIClientGo(t, alice, "list", "", "pods", "default") {
 		t.Error("alice may list pods before any binding")
 	}
 
@@ -203,7 +203,7 @@ func TestRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "admin aggregated: alice may list pods", func() (bool, error) {
-		return canI(t, alice, "list", "", "pods", "default"), nil
+		return canIClientGo(t, alice, "list", "", "pods", "default"), nil
 	})
 	if _, err := alice.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("alice lists pods after the binding: %v", err)
@@ -219,7 +219,7 @@ func TestRBAC(t *testing.T) {
 		{"create", "rbac.authorization.k8s.io", "clusterroles", "", false},
 		{"update", "", "pods/status", "default", false},
 	} {
-		if got := canI(t, alice, c.verb, c.group, c.resource, c.ns); got != c.want {
+		if got := canIClientGo(t, alice, c.verb, c.group, c.resource, c.ns); got != c.want {
 			t.Errorf("alice can-i %s %s in %q = %v, want %v", c.verb, c.resource, c.ns, got, c.want)
 		}
 	}
@@ -232,10 +232,10 @@ func TestRBAC(t *testing.T) {
 	}
 
 	// Impersonation: the admin may; alice may not.
-	if !canI(t, s.clientAs(adminToken, "alice"), "list", "", "pods", "default") {
+	if !canIClientGo(t, s.clientAs(adminToken, "alice"), "list", "", "pods", "default") {
 		t.Error("can-i --as alice: no")
 	}
-	if canI(t, s.clientAs(adminToken, "bob"), "list", "", "pods", "default") {
+	if canIClientGo(t, s.clientAs(adminToken, "bob"), "list", "", "pods", "default") {
 		t.Error("can-i --as bob: yes")
 	}
 	if who, err := whoami(s.clientAs(adminToken, "system:serviceaccount:default:default")); err != nil ||
@@ -275,7 +275,7 @@ func TestRBAC(t *testing.T) {
 	// NOTE: RBAC reads a cache of the store, as kube's reads informers: a
 	// binding takes effect moments after it is written.
 	waitFor(t, 30*time.Second, "bob may list pods after alice's binding", func() (bool, error) {
-		return canI(t, bob, "list", "", "pods", "default"), nil
+		return canIClientGo(t, bob, "list", "", "pods", "default"), nil
 	})
 	code, body := s.rawTable(t, "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings")
 	if code != 200 || !strings.Contains(body, `["alice-admin","ClusterRole/admin",`) || !strings.Contains(body, `["bob-reads","Role/pod-reader",`) {
@@ -295,7 +295,7 @@ func TestRBAC(t *testing.T) {
 	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, weirdBinding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if canI(t, bob, "list", "", "pods", "kube-system") {
+	if canIClientGo(t, bob, "list", "", "pods", "kube-system") {
 		t.Error("a frobnicate rule lets bob list pods")
 	}
 
@@ -332,7 +332,7 @@ func TestRBAC(t *testing.T) {
 			t.Errorf("clusterroles lack %s: %v", want, names)
 		}
 	}
-	if !canI(t, bob, "list", "", "pods", "default") {
+	if !canIClientGo(t, bob, "list", "", "pods", "default") {
 		t.Error("bob's binding lost in the restart")
 	}
 }
