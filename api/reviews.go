@@ -184,7 +184,8 @@ func (s *server) subjectAccessReview(local bool) http.HandlerFunc {
 			return
 		}
 		if spec.User == "" && len(spec.Groups) == 0 {
-			writeError(w, r, apierrors.NewInvalid(gk, "", fieldErrors("spec.user", `at least one of user or group must be specified`)))
+			writeError(w, r, apierrors.NewInvalid(gk, "", field.ErrorList{
+				field.Invalid(field.NewPath("spec", "user"), spec.User, "at least one of user or group must be specified")}))
 			return
 		}
 		if ns := mux.Vars(r)["namespace"]; local && (spec.ResourceAttributes == nil || spec.ResourceAttributes.Namespace != ns) {
@@ -252,11 +253,11 @@ func (s *server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) 
 // reviewSpecErrors is kube's refusal of a review that names both resource
 // and non-resource attributes (both true) or neither.
 func reviewSpecErrors(both bool) field.ErrorList {
-	p := field.NewPath("spec", "resourceAttributes")
+	spec := field.NewPath("spec")
 	if both {
-		return field.ErrorList{field.Invalid(p, "resourceAttributes", "cannot be specified in combination with nonResourceAttributes")}
+		return field.ErrorList{field.Invalid(spec.Child("nonResourceAttributes"), "", "cannot be specified in combination with resourceAttributes")}
 	}
-	return field.ErrorList{field.Required(p, "exactly one of nonResourceAttributes or resourceAttributes must be specified")}
+	return field.ErrorList{field.Invalid(spec.Child("resourceAttributes"), "", "exactly one of nonResourceAttributes or resourceAttributes must be specified")}
 }
 
 // fieldErrors is one Required error at path.
