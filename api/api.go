@@ -12,6 +12,7 @@ import (
 	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/rbac"
 )
 
 // Config is what the API needs from the daemon.
@@ -72,6 +73,9 @@ type Config struct {
 	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
 	// --profiling, on by default there).
 	Profiling bool
+	// RBAC is where authorization reads roles and bindings (the daemon's
+	// in-memory cache); nil = the store, at every request.
+	RBAC rbac.Source
 }
 
 // server holds the handlers' shared state.

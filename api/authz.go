@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/rbac"
+	"github.com/skiff-sh/skiff/rbac/rbacstore"
 )
 
 // anonymousPaths are the paths a request without credentials may ask:
@@ -41,12 +42,31 @@ func (s *server) withAuth(next http.Handler) http.Handler {
 			return
 		}
 		setRequestUser(r, user)
-		if err := s.authorize(attributesOf(r, user)); err != nil {
+		a := attributesOf(r, user)
+		err = s.authorize(a)
+		if err == nil && isStreamUpgrade(a) {
+			// NOTE: kube 1.34 (AuthorizePodWebsocketUpgradeCreatePermission)
+			// also asks for create on a websocket GET of exec, attach or
+			// portforward: a reader may not run commands in a pod.
+			a.Verb = "create"
+			err = s.authorize(a)
+		}
+		if err != nil {
 			writeError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isStreamUpgrade: a GET of a pod's exec, attach or portforward, which
+// websocket clients send.
+func isStreamUpgrade(a rbac.Attributes) bool {
+	switch a.Subresource {
+	case "exec", "attach", "portforward":
+		return a.Verb == "get" && a.Resource == "pods" && a.APIGroup == ""
+	}
+	return false
 }
 
 // authenticate returns who sent r or kube's 401.
@@ -89,8 +109,8 @@ func (s *server) decide(a rbac.Attributes) (allowed bool, reason string, err err
 	if isAdmin(a.User) {
 		return true, "", nil
 	}
-	err = s.store.Read(func(tx *db.Tx) error {
-		allowed, reason = rbac.Authorize(txSource{tx}, a)
+	err = s.readRBAC(func(src rbac.Source) error {
+		allowed, reason = rbac.Authorize(src, a)
 		return nil
 	})
 	return allowed, reason, err
@@ -210,45 +230,6 @@ func appendMissing(groups []string, g string) []string {
 	return append(groups, g)
 }
 
-// txSource is RBAC's view of the store inside one transaction.
-type txSource struct{ tx *db.Tx }
-
-var _ rbac.Source = txSource{}
-
-func (s txSource) ClusterRoleBindings() ([]*rbacv1.ClusterRoleBinding, error) {
-	objs, err := s.tx.List(db.ClusterRoleBindings, "", nil)
-	out := make([]*rbacv1.ClusterRoleBinding, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*rbacv1.ClusterRoleBinding)
-	}
-	return out, err
-}
-
-func (s txSource) RoleBindings(namespace string) ([]*rbacv1.RoleBinding, error) {
-	objs, err := s.tx.List(db.RoleBindings, namespace, nil)
-	out := make([]*rbacv1.RoleBinding, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*rbacv1.RoleBinding)
-	}
-	return out, err
-}
-
-func (s txSource) ClusterRole(name string) (*rbacv1.ClusterRole, error) {
-	obj, err := s.tx.Get(db.ClusterRoles, "", name)
-	if err != nil {
-		return nil, statusFor(err, schema.GroupResource{Group: rbacv1.GroupName, Resource: "clusterrole"}, name)
-	}
-	return obj.(*rbacv1.ClusterRole), nil
-}
-
-func (s txSource) Role(namespace, name string) (*rbacv1.Role, error) {
-	obj, err := s.tx.Get(db.Roles, namespace, name)
-	if err != nil {
-		return nil, statusFor(err, schema.GroupResource{Group: rbacv1.GroupName, Resource: "role"}, name)
-	}
-	return obj.(*rbacv1.Role), nil
-}
-
 // admitRBAC is kube's escalation check of a role or binding write: a
 // member of system:masters writes anything; otherwise a role needs the
 // escalate verb on it or every right it grants, and a binding the bind
@@ -258,7 +239,7 @@ func admitRBAC(s *server, tx *db.Tx, user authenticationv1.UserInfo, obj, _ db.O
 	if rbac.EscalationAllowed(user) {
 		return nil
 	}
-	src := txSource{tx}
+	src := rbacstore.TxSource{Tx: tx}
 	ns := obj.GetNamespace()
 	var gr schema.GroupResource
 	var rules []rbacv1.PolicyRule
@@ -321,4 +302,12 @@ func bindResource(ref rbacv1.RoleRef) string {
 		return "roles"
 	}
 	return "clusterroles"
+}
+
+// readRBAC calls fn with where authorization reads roles and bindings.
+func (s *server) readRBAC(fn func(rbac.Source) error) error {
+	if s.cfg.RBAC != nil {
+		return fn(s.cfg.RBAC)
+	}
+	return s.store.Read(func(tx *db.Tx) error { return fn(rbacstore.TxSource{Tx: tx}) })
 }

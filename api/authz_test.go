@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
@@ -15,7 +17,7 @@ import (
 // newAuthTestServer is a test server that authenticates the tokens
 // "root" (system:masters), "alice" and "bob", with kube's default roles
 // and bindings in its store.
-func newAuthTestServer(t *testing.T) *testServer {
+func newAuthTestServer(t testing.TB) *testServer {
 	t.Helper()
 	tokens, err := authn.ParseTokenFile(strings.NewReader("root,root,0,system:masters\nalice,alice,1\nbob,bob,2\n"))
 	if err != nil {
@@ -110,9 +112,9 @@ func TestReviews(t *testing.T) {
 			wantIn: []string{`subjectaccessreviews.authorization.k8s.io is forbidden: User \"bob\" cannot create resource \"subjectaccessreviews\"`}},
 		"SAR of both kinds": {path: "/apis/authorization.k8s.io/v1/subjectaccessreviews", token: "root",
 			body: sar(`{"user":"bob","resourceAttributes":{"verb":"list"},"nonResourceAttributes":{"path":"/"}}`), wantCode: 422,
-			wantIn: []string{`cannot be specified in combination with nonResourceAttributes`}},
+			wantIn: []string{`spec.nonResourceAttributes: Invalid value: \"\": cannot be specified in combination with resourceAttributes`}},
 		"SAR of no one": {path: "/apis/authorization.k8s.io/v1/subjectaccessreviews", token: "root",
-			body: sar(`{"resourceAttributes":{"verb":"list"}}`), wantCode: 422, wantIn: []string{`at least one of user or group must be specified`}},
+			body: sar(`{"resourceAttributes":{"verb":"list"}}`), wantCode: 422, wantIn: []string{`spec.user: Invalid value: \"\": at least one of user or group must be specified`}},
 		"local SAR in another namespace": {path: "/apis/authorization.k8s.io/v1/namespaces/a/localsubjectaccessreviews", token: "root",
 			body: `{"spec":{"user":"bob","resourceAttributes":{"verb":"list","resource":"pods","namespace":"b"}}}`, wantCode: 400,
 			wantIn: []string{`spec.resourceAttributes.namespace must match namespace: a`}},
@@ -201,5 +203,52 @@ func TestRBACValidation(t *testing.T) {
 	table := ts.do(t, "GET", rbacPath+"/clusterroles/view", "", bearer("root"), "Accept: application/json;as=Table;v=v1;g=meta.k8s.io")
 	if !strings.Contains(table.body, `"name":"Created At"`) || !strings.Contains(table.body, `"cells":["view","`) {
 		t.Errorf("the clusterrole table: %s", table.body)
+	}
+}
+
+func TestWebsocketExecNeedsCreate(t *testing.T) {
+	ts := newAuthTestServer(t)
+	// bob may get pods/exec in ns1 but not create it.
+	err := ts.store.Write(func(tx *db.Tx) error {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "exec-get"},
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods/exec"}}}}
+		if err := tx.Create(db.Roles, role); err != nil {
+			return err
+		}
+		return tx.Create(db.RoleBindings, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "b"},
+			RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "exec-get"}, Subjects: []rbacv1.Subject{{Kind: "User", Name: "bob"}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ts.do(t, "GET", "/api/v1/namespaces/ns1/pods/p/exec?command=ls", "", bearer("bob"))
+	if st := statusOf(t, got.body); got.code != 403 || st.Message != `pods "p" is forbidden: User "bob" cannot create resource "pods/exec" in API group "" in the namespace "ns1"` {
+		t.Errorf("exec with get only: %d %s", got.code, got.body)
+	}
+}
+
+func TestRoleFromProtobuf(t *testing.T) {
+	ts := newAuthTestServer(t)
+	raw, err := (&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pb"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ts.do(t, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", string(append([]byte("k8s\x00"), envelope...)),
+		"Content-Type: application/vnd.kubernetes.protobuf", bearer("root"))
+	var role rbacv1.Role
+	mustJSON(t, r.body, &role)
+	if r.code != 201 || len(role.Rules) != 1 || role.Rules[0].Resources[0] != "pods" {
+		t.Errorf("protobuf create = %d %s", r.code, r.body)
+	}
+	// A protobuf write is authorized as any: bob may not create roles.
+	r = ts.do(t, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", string(append([]byte("k8s\x00"), envelope...)),
+		"Content-Type: application/vnd.kubernetes.protobuf", bearer("bob"))
+	if r.code != 403 {
+		t.Errorf("bob creating a role = %d %s", r.code, r.body)
 	}
 }

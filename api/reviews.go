@@ -1,7 +1,9 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -13,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/rbac"
 )
 
@@ -64,13 +65,24 @@ func (s *server) reviewRoutes(r *mux.Router) {
 	post(authzPrefix+"/selfsubjectrulesreviews", authorizationV1.schema().WithResource("selfsubjectrulesreviews").GroupResource(), s.selfSubjectRulesReview)
 }
 
-// decodeReview decodes a review body into obj.
+// decodeReview decodes a review body (JSON, YAML, or protobuf, which
+// kubectl auth sends) into obj, a review of kind in version v1.
 func decodeReview(w http.ResponseWriter, r *http.Request, obj any) error {
+	kind := reflect.TypeOf(obj).Elem().Name()
+	prefix := fmt.Sprintf("%s in version %q cannot be handled as a %s: ", kind, "v1", kind)
+	if mediaType(r) == mediaProtobuf {
+		data, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		_, err = decodeProtobuf(data, obj, prefix)
+		return err
+	}
 	data, strict, err := bodyJSON(r)
 	if err != nil {
 		return err
 	}
-	return decodeJSON(w, data, obj, validationWarn, strict, "")
+	return decodeJSON(w, data, obj, validationWarn, strict, prefix)
 }
 
 // selfSubjectReview answers who the requester is (kubectl auth whoami).
@@ -172,7 +184,8 @@ func (s *server) subjectAccessReview(local bool) http.HandlerFunc {
 			return
 		}
 		if spec.User == "" && len(spec.Groups) == 0 {
-			writeError(w, r, apierrors.NewInvalid(gk, "", fieldErrors("spec.user", `at least one of user or group must be specified`)))
+			writeError(w, r, apierrors.NewInvalid(gk, "", field.ErrorList{
+				field.Invalid(field.NewPath("spec", "user"), spec.User, "at least one of user or group must be specified")}))
 			return
 		}
 		if ns := mux.Vars(r)["namespace"]; local && (spec.ResourceAttributes == nil || spec.ResourceAttributes.Namespace != ns) {
@@ -212,8 +225,8 @@ func (s *server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) 
 		st.ResourceRules = append(st.ResourceRules, authorizationv1.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
 		st.NonResourceRules = append(st.NonResourceRules, authorizationv1.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
 	}
-	err := s.store.Read(func(tx *db.Tx) error {
-		rules, errs := rbac.RulesFor(txSource{tx}, user, review.Spec.Namespace)
+	err := s.readRBAC(func(src rbac.Source) error {
+		rules, errs := rbac.RulesFor(src, user, review.Spec.Namespace)
 		for _, rule := range rules {
 			if len(rule.NonResourceURLs) > 0 {
 				st.NonResourceRules = append(st.NonResourceRules, authorizationv1.NonResourceRule{Verbs: rule.Verbs, NonResourceURLs: rule.NonResourceURLs})
@@ -240,11 +253,11 @@ func (s *server) selfSubjectRulesReview(w http.ResponseWriter, r *http.Request) 
 // reviewSpecErrors is kube's refusal of a review that names both resource
 // and non-resource attributes (both true) or neither.
 func reviewSpecErrors(both bool) field.ErrorList {
-	p := field.NewPath("spec", "resourceAttributes")
+	spec := field.NewPath("spec")
 	if both {
-		return field.ErrorList{field.Invalid(p, "resourceAttributes", "cannot be specified in combination with nonResourceAttributes")}
+		return field.ErrorList{field.Invalid(spec.Child("nonResourceAttributes"), "", "cannot be specified in combination with resourceAttributes")}
 	}
-	return field.ErrorList{field.Required(p, "exactly one of nonResourceAttributes or resourceAttributes must be specified")}
+	return field.ErrorList{field.Invalid(spec.Child("resourceAttributes"), "", "exactly one of nonResourceAttributes or resourceAttributes must be specified")}
 }
 
 // fieldErrors is one Required error at path.

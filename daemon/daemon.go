@@ -310,6 +310,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("serviceaccount controller", serviceaccountcontroller.New(serviceaccountcontroller.Config{
 		Store: store, CABundle: ident.pki.CABundle()}).Run)
 	goRun("clusterrole aggregation controller", rbaccontroller.New(rbaccontroller.Config{Store: store}).Run)
+	rbacCache := rbaccontroller.NewCache(store)
+	goRun("rbac cache", rbacCache.Run)
 	goRun("node status", func(ctx context.Context) error {
 		return kubelet.RunNodeStatus(ctx, store, node, facts, kubelet.NodeStatusInterval)
 	})
@@ -384,6 +386,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		ResourceMetrics:             usage,
 		Authenticator:               authenticator,
 		Profiling:                   cfg.Profiling,
+		RBAC:                        rbacCache,
 	})
 	servers, listen, socket, err := serve(cfg, handler, certs.TLSConfig())
 	if err != nil {

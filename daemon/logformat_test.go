@@ -69,7 +69,7 @@ func TestJSONLogs(t *testing.T) {
 		t.Error("no JSON line for the failed TLS handshake")
 	}
 	wants := []map[string]any{
-		{"user": "system:anonymous", "verb": "list", "resource": "pods", "namespace": "default", "code": 200.0},
+		{"user": "system:anonymous", "verb": "list", "resource": "pods", "namespace": "default", "code": 401.0},
 		{"user": "system:admin", "verb": "get", "resource": "jobs", "group": "batch", "namespace": "default", "name": "missing", "code": 404.0},
 	}
 	for _, want := range wants {
