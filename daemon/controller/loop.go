@@ -102,6 +102,9 @@ func (l *Loop[K]) Run(ctx context.Context) error {
 			for _, started := range watchers[:i] {
 				started.Stop()
 			}
+			if ctx.Err() != nil {
+				return nil // ended while waiting for its turn to list
+			}
 			return err
 		}
 		watchers[i], followers[i] = watcher, f

@@ -295,3 +295,18 @@ func TestRunFailsOnAFailedList(t *testing.T) {
 		t.Errorf("Run = %v, want ErrClosed", err)
 	}
 }
+
+// TestRunEndedBeforeItsListIsNoError: a controller stopped while it waits
+// for its turn to list (or during the list) ended because ctx did, which
+// Run reports as nil, not as the list's failure.
+func TestRunEndedBeforeItsListIsNoError(t *testing.T) {
+	s := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 { // the turn and the list race: try both orders
+		err := New(Config[string]{Store: s, Watches: []Watch{{Resource: db.Pods, OnEvent: func(db.Event) {}}}}).Run(ctx)
+		if err != nil {
+			t.Fatalf("Run with its context ended = %v, want nil", err)
+		}
+	}
+}
