@@ -10,13 +10,14 @@ import (
 )
 
 // TestProfiling: skiffd serves Go's profiles at /debug/pprof/ as
-// kube-apiserver does with --profiling (on by default), and not at all
-// with --profiling=false.
+// kube-apiserver does with --profiling (on by default) to those RBAC lets
+// get the path (its admin here; nobody without credentials), and not at
+// all with --profiling=false.
 func TestProfiling(t *testing.T) {
 	t.Parallel()
-	get := func(s *skiffd, path string) (int, string) {
+	get := func(c *http.Client, s *skiffd, path string) (int, string) {
 		t.Helper()
-		resp, err := http.Get("http://" + s.addr + path)
+		resp, err := c.Get(s.url(path))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,19 +30,22 @@ func TestProfiling(t *testing.T) {
 	}
 	on := newSkiffd(t)
 	on.start()
-	if code, body := get(on, "/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.HasPrefix(body, "heap profile:") {
+	if code, body := get(on.httpClient(), on, "/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.HasPrefix(body, "heap profile:") {
 		t.Errorf("GET /debug/pprof/heap?debug=1: %d %.80q", code, body)
 	}
-	if code, body := get(on, "/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+	if code, body := get(on.httpClient(), on, "/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
 		t.Errorf("GET /debug/pprof/: %d %.80q", code, body)
 	}
-	if code, body := get(on, "/debug/pprof/profile?seconds=1"); code != http.StatusOK || len(body) == 0 {
+	if code, body := get(on.httpClient(), on, "/debug/pprof/profile?seconds=1"); code != http.StatusOK || len(body) == 0 {
 		t.Errorf("GET /debug/pprof/profile?seconds=1: %d, %d bytes", code, len(body))
+	}
+	if code, body := get(on.anonymousClient(), on, "/debug/pprof/heap?debug=1"); code != http.StatusUnauthorized {
+		t.Errorf("GET /debug/pprof/heap without credentials: %d %.80q, want 401", code, body)
 	}
 
 	off := newSkiffd(t, "--profiling=false")
 	off.start()
-	if code, body := get(off, "/debug/pprof/heap?debug=1"); code != http.StatusNotFound {
+	if code, body := get(off.httpClient(), off, "/debug/pprof/heap?debug=1"); code != http.StatusNotFound {
 		t.Errorf("with --profiling=false, GET /debug/pprof/heap: %d %.80q, want 404", code, body)
 	}
 }

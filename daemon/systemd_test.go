@@ -61,7 +61,7 @@ func TestSystemdNotify(t *testing.T) {
 		switch {
 		case strings.HasPrefix(m.text, "READY=1"):
 			ready = i
-			if !strings.Contains(m.text, "\nSTATUS=serving on "+s.addr+" and "+s.socket) {
+			if !strings.Contains(m.text, "\nSTATUS=serving on [::]:"+s.port()+" and "+s.socket) {
 				t.Errorf("READY=1 without the serving status: %q", m.text)
 			}
 		case strings.HasPrefix(m.text, "STOPPING=1"):
