@@ -18,6 +18,7 @@
 //	                      and Create (prepare, validate, admit) for writers other than
 //	                      the API; PreparePodForUpdate, PreparePodForStatusUpdate
 //	pod_defaults.go       pod spec and container defaults (SetDefaults_PodSpec, …)
+//	pod_gates.go          the fields of gates off by default, dropped on write
 //	pod_validation.go     ValidatePodCreate, containers; pod_volumes.go: volumes, mounts
 //	pod_update.go         ValidatePodUpdate: what an update of a running pod may change
 //	pod_status_validation.go  ValidatePodStatusUpdate, for API clients writing status
