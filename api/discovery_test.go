@@ -20,10 +20,12 @@ import (
 
 func TestVersion(t *testing.T) {
 	h := New(Config{Version: version.Info{GitVersion: "v1.34.0-skiff"}})
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/version", nil))
-	if code, body := rec.Code, rec.Body.String(); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
-		t.Errorf("/version = %d %s", code, body)
+	for _, path := range []string{"/version", "/version/"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if code, body := rec.Code, rec.Body.String(); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
+			t.Errorf("%s = %d %s", path, code, body)
+		}
 	}
 }
 

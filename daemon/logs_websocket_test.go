@@ -24,7 +24,8 @@ import (
 // binary.k8s.io (and for none), base64 for base64.binary.k8s.io — closing
 // once the log is sent, or following it with follow; errors found before
 // the stream are a Status, never a hang; and the query's booleans are read
-// as kube reads them (Python's client sends follow=True).
+// as kube reads them (Python's client sends follow=True). And the other
+// client quirk of /version/ with a trailing slash.
 func TestPodLogWebSocket(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
@@ -123,6 +124,11 @@ func TestPodLogWebSocket(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !wantRe.Match(body) {
 			t.Errorf("GET log?%s: %d %q, want 200 matching %s", query, resp.StatusCode, body, wantRe)
 		}
+	}
+
+	// GET /version/ (trailing slash), as kube-apiserver answers it.
+	if b, err := s.client.CoreV1().RESTClient().Get().AbsPath("/version/").DoRaw(ctx); err != nil || !strings.Contains(string(b), `"gitVersion"`) {
+		t.Errorf("GET /version/: %s %v", b, err)
 	}
 
 	// A protocol skiff does not speak, and a container still waiting:
