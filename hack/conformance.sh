@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# conformance.sh — runs Kubernetes' own end-to-end tests against skiffd.
+#
+#   hack/conformance.sh            build what is missing, start a private skiffd, run, report
+#   hack/conformance.sh build      only build e2e.test and the test images (cached)
+#
+# Everything is built from source: k8s.io/kubernetes@$K8S_VERSION comes from
+# the Go module proxy; its go.mod points the staging modules at
+# ./staging/src/..., which the module zip does not hold, so those replaces
+# become requirements on the published v0.X.Y modules. From that tree come
+# e2e.test, agnhost and pause; the e2e busybox image is Debian's
+# busybox-static. The images are imported under the names the tests use
+# (e2e.test --list-images prints them, from test/utils/image/manifest.go).
+#
+# The run: a skiffd built from this tree, with its own data dir, embedded
+# containerd, pod network, Service range, socket and port, so it shares
+# nothing with a skiffd or test run elsewhere on the machine. e2e.test gets
+# the standard flags and nothing that bypasses a check. Results go to
+# build/conformance/: junit_01.xml, summary.md (spec, result, first error),
+# e2e.log and skiffd.log.
+#
+# Knobs (environment):
+#   K8S_VERSION        Kubernetes release the suite comes from (default v1.34.12)
+#   CONFORMANCE_FOCUS  ginkgo focus regexp (default: the Job specs and the sig-node conformance specs)
+#   CONFORMANCE_SKIP   ginkgo skip regexp (default: specs that are disruptive, flaky or behind a gate off by default)
+#   CONFORMANCE_TIMEOUT ginkgo's overall timeout (default 3h)
+set -euo pipefail
+umask 022
+
+K8S_VERSION=${K8S_VERSION:-v1.34.12}
+STAGING_VERSION=v0.${K8S_VERSION#v1.}
+FOCUS=${CONFORMANCE_FOCUS:-'\[sig-apps\] Job|\[sig-node\].*\[Conformance\]'}
+SKIP=${CONFORMANCE_SKIP:-'\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Feature:[^]]*\]|\[FeatureGate:[^]]*\] \[Alpha\]'}
+TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
+GO=${GO:-go}
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=$ROOT/build/e2e/$K8S_VERSION   # e2e.test, agnhost, pause, image tarballs: kept between runs
+SRC=$ROOT/build/e2e/src-$K8S_VERSION  # the rewritten k8s.io/kubernetes tree
+OUT=$ROOT/build/conformance           # this run's results
+# The private skiffd's host-global names: its own bridge, subnets, port and
+# /run directory (unix socket paths must stay short).
+RUN_DIR=/run/skiff-conformance
+BRIDGE=skiffconf0
+POD_SUBNET=10.91.0.0/16
+SERVICE_CIDR=10.92.0.0/16
+LISTEN=127.0.0.1:${CONFORMANCE_PORT:-7443}
+NAMESPACE=skiff-conformance
+
+log() { printf '%s conformance: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# fetch_source: the k8s.io/kubernetes module, its staging replaces turned
+# into requirements on the published modules of the same release.
+fetch_source() {
+	[ -f "$SRC/.prepared" ] && return
+	log "fetching k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
+	local dir
+	dir=$(cd /tmp && GOFLAGS=-mod=mod $GO mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	[ -d "$dir" ] || die "k8s.io/kubernetes@$K8S_VERSION: the module proxy gave no source"
+	rm -rf "$SRC"
+	mkdir -p "$(dirname "$SRC")"
+	cp -r "$dir" "$SRC"
+	chmod -R u+w "$SRC"
+	# go.work names the staging trees too: the build is of go.mod alone.
+	rm -f "$SRC/go.work" "$SRC/go.work.sum"
+	awk -v v="$STAGING_VERSION" '
+		/^replace \($/ { inreplace = 1 }
+		inreplace && /=> \.\/staging\// { next }
+		inreplace && /^\)$/ { inreplace = 0 }
+		/^\tk8s\.io\/[a-z0-9-]+ v0\.0\.0$/ { sub(/v0\.0\.0$/, v) }
+		{ print }' "$SRC/go.mod" >"$SRC/go.mod.new"
+	mv "$SRC/go.mod.new" "$SRC/go.mod"
+	if grep -q '=> \./staging/' "$SRC/go.mod"; then die "go.mod still replaces staging modules"; fi
+	touch "$SRC/.prepared"
+}
+
+# build_go OUT PKG [test]: one binary from the rewritten tree, at the lowest
+# priority (the machine's cores are shared), static so that it runs in any
+# image.
+build_go() {
+	local out=$1 pkg=$2 kind=${3:-}
+	[ -x "$out" ] && return
+	log "building $pkg (nice -n 19; e2e.test takes ten minutes or more)"
+	mkdir -p "$(dirname "$out")"
+	local cmd=(build)
+	[ "$kind" = test ] && cmd=(test -c)
+	(cd "$SRC" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 \
+		nice -n 19 $GO "${cmd[@]}" -trimpath -o "$out.tmp" "$pkg")
+	mv "$out.tmp" "$out"
+}
+
+# build_pause: the pause binary from build/pause/linux/pause.c, static.
+build_pause() {
+	local out=$CACHE/pause tag
+	[ -x "$out" ] && return
+	tag=$(image_tag pause)
+	log "building pause $tag"
+	nice -n 19 gcc -Os -Wall -Werror -static -DVERSION="v$tag-skiff" \
+		-o "$out.tmp" "$SRC/build/pause/linux/pause.c"
+	mv "$out.tmp" "$out"
+}
+
+# image_names REPO: the names e2e.test uses for an image of the public
+# registries (registry.k8s.io/e2e-test-images/agnhost:2.56, …; busybox has
+# two tags), not those of the test registries that need credentials.
+image_names() {
+	"$CACHE/e2e.test" --list-images | grep -E "^registry\.k8s\.io/(e2e-test-images/)?$1:[^/]+$" | tr '\n' ' '
+}
+image_tag() { image_names "$1" | sed 's/.*://; s/ *$//'; }
+
+# build_images: OCI tarballs of agnhost, pause and busybox, named as the
+# tests name them.
+build_images() {
+	local busybox=${BUSYBOX:-/bin/busybox}
+	[ -x "$busybox" ] || die "$busybox missing (apt-get install busybox-static)"
+	local root
+	if [ ! -f "$CACHE/agnhost.tar" ]; then
+		root=$(mktemp -d)
+		busybox_root "$root" "$busybox"
+		cp "$CACHE/agnhost" "$root/agnhost"
+		ln -s agnhost "$root/agnhost-2"
+		mkdir -p "$root/uploads"
+		cp "$SRC/test/images/agnhost/porter/localhost.crt" "$SRC/test/images/agnhost/porter/localhost.key" "$root/"
+		# The user and group test/images/agnhost/Dockerfile adds (SupplementalGroups specs).
+		echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$root/etc/passwd"
+		printf 'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >>"$root/etc/group"
+		bash "$ROOT/hack/oci-image.sh" "$root" "$(image_names agnhost)" '["/agnhost"]' '["pause"]' '' "$CACHE/agnhost.tar"
+		rm -rf "$root"
+	fi
+	if [ ! -f "$CACHE/pause.tar" ]; then
+		root=$(mktemp -d)
+		cp "$CACHE/pause" "$root/pause"
+		bash "$ROOT/hack/oci-image.sh" "$root" "$(image_names pause)" '["/pause"]' 'null' '65535:65535' "$CACHE/pause.tar"
+		rm -rf "$root"
+	fi
+	if [ ! -f "$CACHE/busybox.tar" ]; then
+		root=$(mktemp -d)
+		busybox_root "$root" "$busybox"
+		bash "$ROOT/hack/oci-image.sh" "$root" "$(image_names busybox)" 'null' '["sh"]' '' "$CACHE/busybox.tar"
+		rm -rf "$root"
+	fi
+}
+
+# busybox_root DIR BUSYBOX: a root file system of busybox and its applets,
+# root and nobody users, as the e2e busybox image has.
+busybox_root() {
+	local root=$1 busybox=$2 applet
+	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root" "$root/home" "$root/proc" "$root/sys" "$root/dev"
+	chmod 1777 "$root/tmp"
+	cp "$busybox" "$root/bin/busybox"
+	for applet in $("$busybox" --list); do
+		[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+}
+
+build_all() {
+	fetch_source
+	mkdir -p "$CACHE"
+	build_go "$CACHE/e2e.test" ./test/e2e test
+	build_go "$CACHE/agnhost" ./test/images/agnhost
+	build_pause
+	build_images
+}
+
+SKIFFD_PID=
+# start_skiffd: a skiffd of this tree with a containerd of its own (nothing
+# answers at --containerd-address, so it starts its embedded one under
+# RUN_DIR), the three images imported.
+start_skiffd() {
+	log "building skiffd"
+	(cd "$ROOT" && make -s build)
+	rm -rf "$OUT/data"
+	mkdir -p "$OUT/data" "$RUN_DIR"
+	"$ROOT/bin/skiffd" --data-dir "$OUT/data" \
+		--containerd-address "$RUN_DIR/none.sock" --containerd-namespace "$NAMESPACE" \
+		--socket "$RUN_DIR/skiff.sock" --listen "$LISTEN" \
+		--pod-subnet "$POD_SUBNET" --pod-bridge "$BRIDGE" --service-cidr "$SERVICE_CIDR" \
+		--import-image "$CACHE/agnhost.tar" --import-image "$CACHE/pause.tar" --import-image "$CACHE/busybox.tar" \
+		>"$OUT/skiffd.log" 2>&1 &
+	SKIFFD_PID=$!
+	local deadline=$((SECONDS + 300))
+	until curl -fsS "http://$LISTEN/readyz" >/dev/null 2>&1; do
+		kill -0 "$SKIFFD_PID" 2>/dev/null || die "skiffd exited; see $OUT/skiffd.log"
+		[ $SECONDS -lt $deadline ] || die "skiffd not ready after 5 minutes; see $OUT/skiffd.log"
+		sleep 1
+	done
+	cat >"$OUT/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: skiff
+  cluster:
+    server: http://$LISTEN
+contexts:
+- name: skiff
+  context:
+    cluster: skiff
+    user: admin
+users:
+- name: admin
+  user: {}
+current-context: skiff
+EOF
+	log "skiffd ready on $LISTEN (pid $SKIFFD_PID)"
+}
+
+# stop_skiffd: the pods go first (containers outlive skiffd by design, and
+# these must not), then skiffd and its embedded containerd, then the bridge.
+stop_skiffd() {
+	[ -n "$SKIFFD_PID" ] || return 0
+	if kill -0 "$SKIFFD_PID" 2>/dev/null; then
+		kubectl --kubeconfig "$OUT/kubeconfig" delete pods --all --all-namespaces --grace-period=0 --force \
+			--wait=true --timeout=2m >/dev/null 2>&1 || log "some pods were not deleted"
+		kill -TERM "$SKIFFD_PID"
+		wait "$SKIFFD_PID" || true
+	fi
+	SKIFFD_PID=
+	ip link del "$BRIDGE" 2>/dev/null || true
+}
+
+# run_suite: e2e.test with the standard flags, then the summary.
+run_suite() {
+	log "running: focus '$FOCUS' skip '$SKIP'"
+	local rc=0
+	"$CACHE/e2e.test" \
+		--kubeconfig="$OUT/kubeconfig" \
+		--provider=skeleton \
+		--disable-log-dump \
+		--report-dir="$OUT" \
+		--repo-root="$SRC" \
+		--ginkgo.focus="$FOCUS" \
+		--ginkgo.skip="$SKIP" \
+		--ginkgo.timeout="$TIMEOUT" \
+		--ginkgo.no-color \
+		--ginkgo.v \
+		>"$OUT/e2e.log" 2>&1 || rc=$?
+	log "e2e.test exited $rc"
+	(cd "$ROOT" && $GO run ./hack/conformance-summary "$OUT/junit_01.xml") >"$OUT/summary.md"
+	sed -n '1,/^$/p' "$OUT/summary.md" >&2
+}
+
+main() {
+	build_all
+	[ "${1:-}" = build ] && return
+	[ "$(id -u)" = 0 ] || die "run as root (skiffd runs containers)"
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	trap stop_skiffd EXIT
+	start_skiffd
+	run_suite
+}
+
+# Sourced (to use its functions by hand), it runs nothing.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi
