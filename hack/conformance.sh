@@ -8,7 +8,7 @@
 # the Go module proxy; its go.mod points the staging modules at
 # ./staging/src/..., which the module zip does not hold, so those replaces
 # become requirements on the published v0.X.Y modules. From that tree come
-# e2e.test, agnhost and pause; the e2e busybox image is Debian's
+# e2e.test, the ginkgo CLI that runs it, agnhost and pause; the e2e busybox image is Debian's
 # busybox-static. The images are imported under the names the tests use
 # (e2e.test --list-images prints them, from test/utils/image/manifest.go).
 #
@@ -24,6 +24,7 @@
 #   CONFORMANCE_FOCUS  ginkgo focus regexp (default: the Job specs and the sig-node conformance specs)
 #   CONFORMANCE_SKIP   ginkgo skip regexp (default: specs that are disruptive, flaky or behind a gate off by default)
 #   CONFORMANCE_TIMEOUT ginkgo's overall timeout (default 3h)
+#   CONFORMANCE_NODES  specs run at once (ginkgo --nodes; default 4: most of a spec is waiting)
 set -euo pipefail
 umask 022
 
@@ -32,6 +33,7 @@ STAGING_VERSION=v0.${K8S_VERSION#v1.}
 FOCUS=${CONFORMANCE_FOCUS:-'\[sig-apps\] Job|\[sig-node\].*\[Conformance\]'}
 SKIP=${CONFORMANCE_SKIP:-'\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Feature:[^]]*\]|\[FeatureGate:[^]]*\] \[Alpha\]'}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
+NODES=${CONFORMANCE_NODES:-4}
 GO=${GO:-go}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -161,6 +163,7 @@ build_all() {
 	fetch_source
 	mkdir -p "$CACHE"
 	build_go "$CACHE/e2e.test" ./test/e2e test
+	build_go "$CACHE/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
 	build_go "$CACHE/agnhost" ./test/images/agnhost
 	build_pause
 	build_images
@@ -222,25 +225,25 @@ stop_skiffd() {
 	ip link del "$BRIDGE" 2>/dev/null || true
 }
 
-# run_suite: e2e.test with the standard flags, then the summary.
+# run_suite: e2e.test under the ginkgo CLI with the standard flags (those
+# of test/conformance/image/go-runner), NODES specs at a time ([Serial]
+# ones alone at the end), then the summary.
 run_suite() {
-	log "running: focus '$FOCUS' skip '$SKIP'"
+	log "running $NODES at a time: focus '$FOCUS' skip '$SKIP'"
 	local rc=0
-	"$CACHE/e2e.test" \
+	"$CACHE/ginkgo" --nodes="$NODES" \
+		--focus="$FOCUS" --skip="$SKIP" --timeout="$TIMEOUT" --no-color -v \
+		"$CACHE/e2e.test" -- \
 		--kubeconfig="$OUT/kubeconfig" \
 		--provider=skeleton \
 		--disable-log-dump \
 		--report-dir="$OUT" \
 		--repo-root="$SRC" \
-		--ginkgo.focus="$FOCUS" \
-		--ginkgo.skip="$SKIP" \
-		--ginkgo.timeout="$TIMEOUT" \
-		--ginkgo.no-color \
-		--ginkgo.v \
 		>"$OUT/e2e.log" 2>&1 || rc=$?
-	log "e2e.test exited $rc"
+	log "the suite exited $rc"
+	[ -f "$OUT/junit_01.xml" ] || die "no JUnit report; see $OUT/e2e.log"
 	(cd "$ROOT" && $GO run ./hack/conformance-summary "$OUT/junit_01.xml") >"$OUT/summary.md"
-	sed -n '1,/^$/p' "$OUT/summary.md" >&2
+	head -n1 "$OUT/summary.md" >&2
 }
 
 main() {

@@ -2,7 +2,7 @@
 // (ginkgo's, as the e2e framework writes it to junit_01.xml) into a
 // Markdown summary: the counts, then one row per spec that ran — its name,
 // its result and the first line of its failure or skip reason. Specs the
-// focus left out are not listed.
+// focus left out are not listed, nor the suite's setup unless it failed.
 //
 //	conformance-summary build/conformance/junit_01.xml > summary.md
 package main
@@ -66,7 +66,8 @@ type spec struct {
 	Detail  string // the first line of the failure or of the skip's reason
 }
 
-// readReport returns the specs that ran, in the report's order. A spec the
+// readReport returns the specs that ran, in the report's order, and the
+// suite's setup nodes that failed. A spec the
 // focus or skip expression left out is reported by ginkgo as skipped with
 // the bare message "skipped"; one that skipped itself says why after
 // "skipped - ".
@@ -78,7 +79,11 @@ func readReport(r io.Reader) ([]spec, error) {
 	var specs []spec
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
-			row := spec{Name: strings.TrimPrefix(c.Name, "[It] "), Result: c.Status, Seconds: c.Time}
+			name, isSpec := strings.CutPrefix(c.Name, "[It] ")
+			if !isSpec && c.Status == "passed" {
+				continue // the suite's own setup ([SynchronizedBeforeSuite], …) is listed when it fails
+			}
+			row := spec{Name: name, Result: c.Status, Seconds: c.Time}
 			switch {
 			case c.Failure != nil:
 				row.Detail = firstLine(c.Failure.Message + "\n" + c.Failure.Text)

@@ -12,6 +12,7 @@ func TestReadReport(t *testing.T) {
 <testsuites tests="4" disabled="2" errors="0" failures="1" time="30">
   <testsuite name="Kubernetes e2e suite" package="/x" tests="4">
     <testcase name="[SynchronizedBeforeSuite]" classname="Kubernetes e2e suite" status="passed" time="1.2"></testcase>
+    <testcase name="[SynchronizedAfterSuite]" classname="Kubernetes e2e suite" status="failed" time="1"><failure type="failed">[FAILED] namespaces left</failure></testcase>
     <testcase name="[It] [sig-apps] Job should run a job to completion" classname="Kubernetes e2e suite" status="passed" time="12.5"></testcase>
     <testcase name="[It] [sig-apps] Job should fail | badly" classname="Kubernetes e2e suite" status="failed" time="3">
       <failure type="failed">
@@ -28,7 +29,7 @@ In [It] at: job.go:10 @ 11/25/26 07:00:00.000
 		t.Fatal(err)
 	}
 	want := []spec{
-		{Name: "[SynchronizedBeforeSuite]", Result: "passed", Seconds: 1.2},
+		{Name: "[SynchronizedAfterSuite]", Result: "failed", Seconds: 1, Detail: "namespaces left"},
 		{Name: "[sig-apps] Job should run a job to completion", Result: "passed", Seconds: 12.5},
 		{Name: "[sig-apps] Job should fail | badly", Result: "failed", Seconds: 3, Detail: "failed to create job: the server could not find the requested resource"},
 		{Name: "[sig-node] Pods should need two nodes", Result: "skipped", Seconds: 0.1, Detail: "Requires at least 2 nodes (not 1)"},
@@ -40,7 +41,7 @@ In [It] at: job.go:10 @ 11/25/26 07:00:00.000
 	var out strings.Builder
 	writeSummary(&out, got)
 	for _, line := range []string{
-		"4 specs ran: 2 passed, 1 failed, 1 skipped at run time",
+		"4 specs ran: 1 passed, 2 failed, 1 skipped at run time",
 		`| [sig-apps] Job should fail \| badly | failed | 3 | failed to create job: the server could not find the requested resource |`,
 	} {
 		if !strings.Contains(out.String(), line+"\n") {
