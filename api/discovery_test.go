@@ -74,6 +74,8 @@ func TestDiscovery(t *testing.T) {
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret",
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "podtemplates", SingularName: "podtemplate", Namespaced: true, Kind: "PodTemplate",
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"discovery": {path: "/apis/discovery.k8s.io/v1", want: []metav1.APIResource{
 			{Name: "endpointslices", SingularName: "endpointslice", Namespaced: true, Kind: "EndpointSlice",

@@ -121,7 +121,8 @@ func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 
 // resources are all the served resources.
 var resources = []*resource{podResource, cronJobResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
-	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource}
+	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource,
+	podTemplateResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

@@ -9,7 +9,8 @@
 //	    compacted  → uint64 BE: the newest resourceVersion trimmed from changes/ (absent = 0)
 //	objects/
 //	    <resource>/                  (Resource.Name: "jobs", "cronjobs", "pods", "events", "namespaces", "nodes",
-//	                                 "services", "endpoints", "endpointslices", "configmaps", "secrets";
+//	                                 "services", "endpoints", "endpointslices", "configmaps", "secrets",
+//	                                 "podtemplates";
 //	                                 created on first write; cluster-scoped ones have namespace "")
 //	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON
 //	changes/

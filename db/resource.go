@@ -43,4 +43,5 @@ var (
 	EndpointSlices = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
 	ConfigMaps     = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }, NoGeneration: true}
 	Secrets        = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
+	PodTemplates   = Resource{Name: "podtemplates", Namespaced: true, New: func() Object { return &corev1.PodTemplate{} }}
 )

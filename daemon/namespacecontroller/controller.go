@@ -164,7 +164,7 @@ func (c *Controller) finalize(ns string) bool {
 // at once. It returns how many objects remain.
 func deleteContent(tx *db.Tx, ns string) (int, error) {
 	left := 0
-	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets} {
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets, db.PodTemplates} {
 		objs, err := tx.List(r, ns, nil)
 		if err != nil {
 			return 0, err
