@@ -117,6 +117,10 @@ image_tag() { image_names "$1" | sed 's/.*://; s/ *$//'; }
 build_images() {
 	local busybox=${BUSYBOX:-/bin/busybox}
 	[ -x "$busybox" ] || die "$busybox missing (apt-get install busybox-static)"
+	if [ ! -x /bin/bash-static ]; then
+		log "installing bash-static (the images' sh)"
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bash-static
+	fi
 	local root
 	if [ ! -f "$CACHE/agnhost.tar" ]; then
 		root=$(mktemp -d)
@@ -146,7 +150,13 @@ build_images() {
 }
 
 # busybox_root DIR BUSYBOX: a root file system of busybox and its applets,
-# root and nobody users, as the e2e busybox image has.
+# root and nobody users, as the e2e busybox image has; sh and bash are
+# Debian's bash-static.
+#
+# NOTE: Debian's busybox 1.35 ash drops environment variables whose names
+# are not shell identifiers ("data-1", from envFrom) before it runs a
+# command, where the upstream busybox of the e2e image passes them on: the
+# ConfigMap and Secret env specs run `sh -c env` and look for them.
 busybox_root() {
 	local root=$1 busybox=$2 applet
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root" "$root/home" "$root/proc" "$root/sys" "$root/dev"
@@ -155,6 +165,8 @@ busybox_root() {
 	for applet in $("$busybox" --list); do
 		[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
 	done
+	cp /bin/bash-static "$root/bin/bash"
+	ln -sf bash "$root/bin/sh"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 }
