@@ -38,6 +38,7 @@ deps:
 	[ -x /usr/lib/cni/bridge ] || missing="$$missing containernetworking-plugins"; \
 	command -v iptables >/dev/null || missing="$$missing iptables"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	[ -f /usr/lib/python3/dist-packages/kubernetes/__init__.py ] || missing="$$missing python3-kubernetes"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -135,8 +136,12 @@ chaos: deps test-image
 conformance: deps
 	bash hack/conformance.sh
 
+# run serves https://<node>:6443 and writes the admin's kubeconfig at
+# KUBECONFIG_OUT (skiffd's default, as k3s writes /etc/rancher/k3s/k3s.yaml).
+KUBECONFIG_OUT ?= /etc/skiff/skiff.yaml
 run: deps build test-image
-	$(BIN)/skiffd --data-dir $(DATA_DIR) --import-image $(IMAGE_TAR) $(SKIFFD_FLAGS)
+	@echo "skiffd writes its kubeconfig when it serves; in another terminal: export KUBECONFIG=$(KUBECONFIG_OUT)"
+	$(BIN)/skiffd --data-dir $(DATA_DIR) --import-image $(IMAGE_TAR) --write-kubeconfig $(KUBECONFIG_OUT) $(SKIFFD_FLAGS)
 
 # bench compares 100 Job pods through skiffd with the same containers run
 # directly through containerd, on the host's network and on the pod

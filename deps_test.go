@@ -28,6 +28,8 @@ func TestDependencyDirection(t *testing.T) {
 		"dnsserver is a leaf":       {pkg: "dnsserver", forbidden: []string{module + "/"}},
 		"serviceproxy is a leaf":    {pkg: "serviceproxy", forbidden: []string{module + "/"}},
 		"kube is a leaf":            {pkg: "kube", forbidden: []string{module + "/"}},
+		"authn is a leaf":           {pkg: "authn", forbidden: []string{module + "/"}},
+		"rbac is a leaf":            {pkg: "rbac", forbidden: []string{module + "/"}},
 		"supervisor is a leaf":      {pkg: "runtime/supervisor", forbidden: []string{module + "/"}},
 		"api never sees containerd": {pkg: "api", forbidden: []string{"github.com/containerd/", module + "/runtime", module + "/daemon"}},
 		"controller skeleton uses the store only": {pkg: "daemon/controller", forbidden: []string{
@@ -40,8 +42,14 @@ func TestDependencyDirection(t *testing.T) {
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
 		"event recorder uses the store only": {pkg: "daemon/events", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"rbac controller uses the store only": {pkg: "daemon/rbaccontroller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"namespace controller uses the store only": {pkg: "daemon/namespacecontroller", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"service account tokens read the store only": {pkg: "serviceaccount", forbidden: []string{
+			module + "/api", module + "/daemon", module + "/runtime", module + "/logs", "github.com/containerd/"}},
+		"serviceaccount controller uses the store only": {pkg: "daemon/serviceaccountcontroller", forbidden: []string{
+			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
 		"pod worker never imports api": {pkg: "daemon/podworker", forbidden: []string{module + "/api"}},
 		"service proxy reads the store only": {pkg: "daemon/proxier", forbidden: []string{
 			module + "/api", module + "/runtime", module + "/logs", module + "/network", "github.com/containerd/"}},
@@ -54,6 +62,7 @@ func TestDependencyDirection(t *testing.T) {
 		"skiff CLI is a client only": {pkg: "cmd/skiff", forbidden: []string{
 			module + "/api", module + "/daemon", module + "/db", module + "/runtime", module + "/logs",
 			module + "/network", module + "/dnsserver", module + "/serviceproxy", "github.com/containerd/", "go.etcd.io/bbolt"}},
+		"pki is a leaf":                {pkg: "pki", forbidden: []string{module + "/"}},
 		"build info is a leaf":         {pkg: "internal/buildinfo", forbidden: []string{module + "/"}},
 		"sdnotify is a leaf":           {pkg: "internal/sdnotify", forbidden: []string{module + "/"}},
 		"skiffd links no test helpers": {pkg: "cmd/skiffd", forbidden: []string{module + "/network/nettest", module + "/runtime/runtimetest"}},

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/skiff-sh/skiff/authn"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -34,9 +35,16 @@ type Config struct {
 	// exists and is not terminating (kube-apiserver's admission plugin of
 	// that name). The daemon sets it; without it any namespace is accepted.
 	NamespaceLifecycle bool
+	// ServiceAccounts: new pods are admitted as kube-apiserver's
+	// ServiceAccount admission plugin does (kube.PodStrategy). The daemon
+	// sets it; without it pods need no ServiceAccount.
+	ServiceAccounts bool
 	// Images imports image tarballs posted to ImagesPath; nil = that
 	// endpoint answers 503.
 	Images Images
+	// Tokens issues ServiceAccount tokens (serviceaccounts/<name>/token);
+	// nil = that subresource answers 503.
+	Tokens TokenRequests
 	// MaxImageSize bounds a posted image tarball in bytes (413 beyond);
 	// 0 = DefaultMaxImageSize.
 	MaxImageSize int64
@@ -59,6 +67,11 @@ type Config struct {
 	// ResourceMetrics measures the pods and the node for
 	// metrics.k8s.io (kubectl top); nil = that group is not served.
 	ResourceMetrics ResourceMetrics
+	// Authenticator decides who sent each request that does not come over
+	// the unix socket; with it every request is authorized by RBAC (kube's
+	// filter chain, withAuth). nil = requests are not authenticated nor
+	// authorized: the socket's are the admin's, the others anonymous.
+	Authenticator *authn.Authenticator
 }
 
 // server holds the handlers' shared state.
@@ -84,7 +97,8 @@ func New(cfg Config) http.Handler {
 		panic("api: " + err.Error() + " (the daemon checks it with CheckServiceCIDR)")
 	}
 	s := &server{cfg: cfg, store: cfg.Store, openapi: newOpenAPIDocs(cfg.Version), serviceRange: svcRange,
-		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle}}
+		pods: kube.PodStrategy{NodeName: cfg.NodeName, NamespaceLifecycle: cfg.NamespaceLifecycle,
+			ServiceAccounts: cfg.ServiceAccounts}}
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(notFound)
@@ -109,5 +123,9 @@ func New(cfg Config) http.Handler {
 		}
 		api.ServeHTTP(w, r)
 	})
-	return withLogging(withRequestMetrics(newRequestMetrics(reg), withRecovery(routed)))
+	var handler http.Handler = routed
+	if cfg.Authenticator != nil {
+		handler = s.withAuth(routed)
+	}
+	return withLogging(withRequestMetrics(newRequestMetrics(reg), withRecovery(handler)))
 }

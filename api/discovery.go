@@ -71,6 +71,7 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 	if gv == metricsV1beta1 {
 		list.APIResources = metricsAPIResources()
 	}
+	list.APIResources = append(list.APIResources, reviewAPIResources(gv)...)
 	for _, rs := range resources {
 		if rs.gv != gv {
 			continue
@@ -92,6 +93,9 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 			subs := append(podSubresources(), evictionSubresource())
 			slices.SortFunc(subs, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
 			list.APIResources = append(list.APIResources, subs...)
+		}
+		if rs == serviceAccountResource {
+			list.APIResources = append(list.APIResources, tokenSubresource())
 		}
 	}
 	return list

@@ -38,11 +38,13 @@ func TestDiscovery(t *testing.T) {
 	}
 	var groups metav1.APIGroupList
 	mustJSON(t, ts.mustDo(t, "GET", "/apis", "").body, &groups)
-	if len(groups.Groups) != 4 || groups.Groups[0].Name != "batch" || groups.Groups[0].PreferredVersion.GroupVersion != "batch/v1" ||
-		groups.Groups[1].PreferredVersion.GroupVersion != "events.k8s.io/v1" ||
-		groups.Groups[2].PreferredVersion.GroupVersion != "discovery.k8s.io/v1" ||
-		groups.Groups[3].PreferredVersion.GroupVersion != "metrics.k8s.io/v1beta1" {
-		t.Errorf("/apis = %+v", groups)
+	var preferred []string
+	for _, g := range groups.Groups {
+		preferred = append(preferred, g.PreferredVersion.GroupVersion)
+	}
+	if diff := cmp.Diff([]string{"batch/v1", "events.k8s.io/v1", "discovery.k8s.io/v1", "rbac.authorization.k8s.io/v1",
+		"authentication.k8s.io/v1", "authorization.k8s.io/v1", "metrics.k8s.io/v1beta1"}, preferred); diff != "" {
+		t.Errorf("/apis (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {
 		path string
@@ -74,6 +76,10 @@ func TestDiscovery(t *testing.T) {
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret",
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true, Kind: "ServiceAccount", ShortNames: []string{"sa"},
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest",
+				Verbs: metav1.Verbs{"create"}},
 			{Name: "podtemplates", SingularName: "podtemplate", Namespaced: true, Kind: "PodTemplate",
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
@@ -143,7 +149,8 @@ func TestOpenAPIV3(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if diff := cmp.Diff([]string{"api/v1", "apis/batch/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"api/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1",
+		"apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1"}, keys); diff != "" {
 		t.Fatalf("paths (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {

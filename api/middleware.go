@@ -48,6 +48,7 @@ func withLogging(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
+		r = withUserSlot(r)
 		next.ServeHTTP(rec, r)
 		info := parseRequestInfo(r)
 		fields := logrus.Fields{

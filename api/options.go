@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,8 @@ type writeOptions struct {
 	// applied: the object comes from a server-side apply, which already set
 	// its managedFields.
 	applied bool
+	// user is who writes: RBAC's escalation check asks what it holds.
+	user authenticationv1.UserInfo
 }
 
 // The kinds of option that writes take, named as kube names them in errors.
@@ -77,6 +80,7 @@ func parseWriteOptions(r *http.Request, kind string, pt types.PatchType) (writeO
 	opts := writeOptions{
 		dryRun:     len(dryRun) > 0,
 		manager:    managerOrUserAgent(manager, r.UserAgent()),
+		user:       requestUser(r),
 		validation: fieldValidation(directive),
 		force:      force != nil && *force,
 	}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -38,6 +39,22 @@ var podResource = &resource{
 	defaultPropagation:   metav1.DeletePropagationBackground,
 	deleteGrace:          podDeleteGrace,
 	warnings:             podWarnings,
+	admitWrite:           admitPod,
+}
+
+// admitPod is the admission of a new pod against its ServiceAccount
+// (kube.PodStrategy.Admit); an update (old set) is not admitted again, as
+// kube's ServiceAccount plugin mutates creates only.
+func admitPod(s *server, tx *db.Tx, _ authenticationv1.UserInfo, obj, old db.Object) error {
+	if old != nil {
+		return nil
+	}
+	pod := obj.(*corev1.Pod)
+	sa, err := db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, pod.Namespace, kube.PodServiceAccount(pod))
+	if err != nil {
+		return err
+	}
+	return s.pods.Admit(pod, sa)
 }
 
 // podWarnings are kube's warnings on a created pod about what it takes

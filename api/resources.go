@@ -2,6 +2,8 @@ package api
 
 import (
 	"reflect"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"slices"
 	"time"
 
@@ -22,7 +24,7 @@ var (
 	coreV1  = groupVersion{group: "", version: "v1"}
 	batchV1 = groupVersion{group: "batch", version: "v1"}
 	// groupVersions are served in this order in discovery.
-	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1}
+	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1, rbacV1, authenticationV1, authorizationV1}
 )
 
 // prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
@@ -100,6 +102,10 @@ type resource struct {
 	// warnings, if set, are kube's warnings on an object a write stored
 	// (WarningsOnCreate, WarningsOnUpdate); created is true for a create.
 	warnings func(obj db.Object, created bool) []string
+	// admitWrite, if set, may refuse a create (old nil) or update of obj
+	// by the request's user, inside the transaction that stores it (a Read
+	// one for a dry run): RBAC's escalation check.
+	admitWrite func(s *server, tx *db.Tx, user authenticationv1.UserInfo, obj, old db.Object) error
 }
 
 // allVerbs are the verbs of a resource served in full.
@@ -122,6 +128,7 @@ func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 // resources are all the served resources.
 var resources = []*resource{podResource, cronJobResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
 	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource,
+	serviceAccountResource, roleResource, clusterRoleResource, roleBindingResource, clusterRoleBindingResource,
 	podTemplateResource}
 
 // gvk is the resource's kind with its group version.

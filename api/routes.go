@@ -32,7 +32,9 @@ func (s *server) routes(r *mux.Router) {
 	}
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
+	s.tokenRequestRoute(r)
 	s.resourceMetricsRoutes(r)
+	s.reviewRoutes(r)
 	r.HandleFunc(ImagesPath, s.images)
 	r.HandleFunc(BackupPath, s.backup)
 }

@@ -3,9 +3,12 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -135,6 +138,7 @@ func (s *server) create(rs *resource) http.HandlerFunc {
 // the new object in its managedFields, unless an apply already set them.
 func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db.Object, error) {
 	clearSystemMeta(in)
+	lookups := 0
 	for attempt := 1; ; attempt++ {
 		obj := in.DeepCopyObject().(db.Object)
 		generated := obj.GetName() == "" && obj.GetGenerateName() != ""
@@ -152,7 +156,7 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return nil, apierrors.NewInvalid(rs.groupKind(), obj.GetName(), errs)
 		}
 		if opts.dryRun {
-			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj) }); err != nil {
+			if err := s.store.Read(func(tx *db.Tx) error { return s.admitCreate(tx, rs, obj, opts.user) }); err != nil {
 				return nil, err
 			}
 			obj.SetCreationTimestamp(metav1.Now())
@@ -162,12 +166,20 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 			return obj, nil
 		}
 		err := s.store.Write(func(tx *db.Tx) error {
-			if err := s.admitCreate(tx, rs, obj); err != nil {
+			if err := s.admitCreate(tx, rs, obj, opts.user); err != nil {
 				return err
 			}
 			return tx.Create(rs.store, obj)
 		})
 		if generated && errors.Is(err, db.ErrAlreadyExists) && attempt < generateNameAttempts {
+			continue
+		}
+		if kube.IsMissingDefaultServiceAccount(err) && lookups < defaultServiceAccountLookups {
+			// NOTE: kube-apiserver's ServiceAccount admission looks the
+			// default account up again for a while: in a namespace just
+			// created, the service account controller is about to make it.
+			lookups++
+			time.Sleep(time.Duration(100+rand.IntN(100)) * time.Millisecond)
 			continue
 		}
 		if err != nil {
@@ -178,16 +190,27 @@ func (s *server) createObject(rs *resource, in db.Object, opts writeOptions) (db
 }
 
 // admitCreate checks, in the transaction that stores it, that obj may be
-// created where it is, and gives it what it takes from shared pools.
-func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object) error {
+// created where it is and by user, and gives it what it takes from shared
+// pools.
+func (s *server) admitCreate(tx *db.Tx, rs *resource, obj db.Object, user authenticationv1.UserInfo) error {
 	if err := s.admitNamespace(tx, rs, obj.GetNamespace(), obj.GetName()); err != nil {
 		return err
+	}
+	if rs.admitWrite != nil {
+		if err := rs.admitWrite(s, tx, user, obj, nil); err != nil {
+			return err
+		}
 	}
 	if rs.allocate != nil {
 		return rs.allocate(s, tx, obj)
 	}
 	return nil
 }
+
+// defaultServiceAccountLookups is how many times a pod's creation looks
+// for its namespace's default ServiceAccount again before it is refused
+// (kube-apiserver's ServiceAccount admission: 10, 100–200 ms apart).
+const defaultServiceAccountLookups = 10
 
 // clearSystemMeta drops the metadata a client may not set on create.
 func clearSystemMeta(obj db.Object) {
@@ -289,6 +312,11 @@ func (s *server) updateObject(rs *resource, ns, name string, status bool, opts w
 		}
 		if len(errs) > 0 {
 			return apierrors.NewInvalid(rs.groupKind(), name, errs)
+		}
+		if rs.admitWrite != nil && !status {
+			if err := rs.admitWrite(s, tx, opts.user, obj, old); err != nil {
+				return err
+			}
 		}
 		out = obj
 		if opts.dryRun {

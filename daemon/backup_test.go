@@ -50,16 +50,16 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("namespace written after the backup: %v, want NotFound", err)
 	}
 
-	code, body := rawGet(t, "http://"+s.addr+"/skiff/v1/backup")
+	code, body := rawGet(t, s.anonymousClient(), s.url("/skiff/v1/backup"))
 	if code != 403 || !strings.Contains(body, `forbidden: User \"system:anonymous\" cannot get path \"/skiff/v1/backup\"`) {
 		t.Errorf("backup over TCP: %d %s", code, body)
 	}
 }
 
-// rawGet is a plain GET: its status code and body.
-func rawGet(t *testing.T, url string) (int, string) {
+// rawGet is a plain GET with c: its status code and body.
+func rawGet(t *testing.T, c *http.Client, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

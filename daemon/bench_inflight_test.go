@@ -54,7 +54,7 @@ func concurrentLists(b *testing.B, flags []string) {
 		for range clients {
 			wg.Go(func() {
 				for !stop.Load() {
-					resp, err := http.Get("http://" + s.addr + "/api/v1/pods")
+					resp, err := s.get("/api/v1/pods")
 					if err != nil {
 						continue
 					}
@@ -74,7 +74,7 @@ func concurrentLists(b *testing.B, flags []string) {
 		for range 20 {
 			time.Sleep(time.Second)
 			start := time.Now()
-			if resp, err := http.Get("http://" + s.addr + "/api/v1/namespaces/default/pods/nope"); err == nil {
+			if resp, err := s.get("/api/v1/namespaces/default/pods/nope"); err == nil {
 				resp.Body.Close()
 			}
 			lat = append(lat, time.Since(start))

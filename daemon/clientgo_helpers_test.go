@@ -113,7 +113,9 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // (protobuf bodies, Accept protobuf then JSON); types records what it sends.
 func (s *skiffd) protobufClient() (*kubernetes.Clientset, *contentTypes) {
 	types := &contentTypes{seen: map[string]int{}}
-	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, WrapTransport: types.wrap}
+	cfg := s.restConfig()
+	cfg.ContentConfig = rest.ContentConfig{}
+	cfg.WrapTransport = types.wrap
 	return kubernetes.NewForConfigOrDie(cfg), types
 }
 

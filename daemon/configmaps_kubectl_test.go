@@ -11,9 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,12 +107,12 @@ func TestKubectlConfigMapsAndSecrets(t *testing.T) {
 
 	// Bad input: kube's refusals.
 	big := write("big", []byte(strings.Repeat("x", 2<<20)))
-	cmd := exec.Command("kubectl", "-s", "http://"+s.addr, "create", "configmap", "big", "--from-file="+big)
+	cmd := s.kubectlCmd("", "create", "configmap", "big", "--from-file="+big)
 	msg, err := cmd.CombinedOutput()
 	if want := `failed to create configmap: ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes`; err == nil || !strings.Contains(string(msg), want) {
 		t.Errorf("a 2 MiB ConfigMap: %v %s, want %q", err, msg, want)
 	}
-	resp, err := http.Post("http://"+s.addr+"/api/v1/namespaces/default/secrets", "application/json",
+	resp, err := s.httpClient().Post(s.url("/api/v1/namespaces/default/secrets"), "application/json",
 		strings.NewReader(`{"metadata":{"name":"bin"},"data":{"k":"not base64!"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +148,7 @@ spec:
           items:
           - {key: token, path: ../x, mode: 512}
 `))
-	msg, err = exec.Command("kubectl", "-s", "http://"+s.addr, "create", "-f", badJob).CombinedOutput()
+	msg, err = s.kubectlCmd("", "create", "-f", badJob).CombinedOutput()
 	for _, want := range []string{
 		`The Job "bad-refs" is invalid`,
 		`spec.template.spec.volumes[0].secret.items[0].path: Invalid value: "../x": must not contain '..'`,
@@ -190,7 +188,7 @@ spec:
   imagePullSecrets: [{name: ""}]
   containers: [{name: c, image: busybox:1.35, command: ["true"]}]
 `))
-	msg, err = exec.Command("kubectl", "-s", "http://"+s.addr, "create", "-f", warned).CombinedOutput()
+	msg, err = s.kubectlCmd("", "create", "-f", warned).CombinedOutput()
 	for _, want := range []string{
 		`Warning: spec.template.spec.imagePullSecrets[1].name: duplicate name "regcred"`,
 		`Warning: volume "cfg" (ConfigMap "conf"): overlapping paths: "a/b" with "a"`,

@@ -5,6 +5,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +29,8 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/podworker"
+	"github.com/skiff-sh/skiff/daemon/rbaccontroller"
+	"github.com/skiff-sh/skiff/daemon/serviceaccountcontroller"
 	"github.com/skiff-sh/skiff/daemon/stats"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -42,7 +45,7 @@ type Config struct {
 	ContainerdAddress   string
 	ContainerdNamespace string
 	ContainerdState     string // the state directory of the containerd at ContainerdAddress
-	Listen              string // TCP address of the API; "" = none
+	Listen              string // TCP address of the API (HTTPS); "" = none
 	Socket              string // unix socket of the API; "" = none
 	PodBackoffBase      time.Duration
 	PodBackoffMax       time.Duration
@@ -82,6 +85,19 @@ type Config struct {
 	// SweepInterval is how often leftovers of pod instances are swept
 	// (0 = a minute).
 	SweepInterval time.Duration
+	// TLSSANs are extra names (DNS names, addresses) of the serving
+	// certificate (--tls-san).
+	TLSSANs []string
+	// TLSCertFile and TLSKeyFile are the operator's serving certificate and
+	// key; "" = skiffd's own, made under <data-dir>/pki.
+	TLSCertFile, TLSKeyFile string
+	// ClientCAFile holds CAs whose client certificates are trusted besides
+	// skiffd's own CA; "" = none.
+	ClientCAFile string
+	// WriteKubeconfig is where the admin's kubeconfig is written at each
+	// start ("" = nowhere), with mode WriteKubeconfigMode.
+	WriteKubeconfig     string
+	WriteKubeconfigMode os.FileMode
 	// Ready, if set, is called with the API's addresses once skiffd serves.
 	Ready func(listen, socket string)
 	// Status, if set, is told in a few words what skiffd is doing while it
@@ -91,9 +107,25 @@ type Config struct {
 	// controller's, the kubelet's, the store's, Go's and the process's
 	// metrics are registered in it; nil = a new one.
 	Metrics *prometheus.Registry
+	// ServiceAccountIssuer is the iss of ServiceAccount tokens
+	// (--service-account-issuer; "" = serviceaccount.DefaultIssuer), and
+	// APIAudiences the audiences the API accepts them for
+	// (--api-audiences; nil = the issuer).
+	ServiceAccountIssuer string
+	APIAudiences         []string
+	// ServiceAccountMaxTokenExpiration shortens longer token requests to
+	// it (--service-account-max-token-expiration); 0 = none.
+	ServiceAccountMaxTokenExpiration time.Duration
+	// AdvertiseAddress is the node address pods reach the API at, the
+	// kubernetes Service's endpoint (--advertise-address; "" = the node's
+	// InternalIP).
+	AdvertiseAddress string
 	// StatsInterval is the time between two samples of the containers'
 	// usage, the window of kubectl top's CPU figures; 0 = stats.DefaultInterval.
 	StatsInterval time.Duration
+	// TokenAuthFile is kube-apiserver's --token-auth-file: static bearer
+	// tokens in CSV; "" = none.
+	TokenAuthFile string
 }
 
 // withProcessMetrics registers Go's and the process's collectors with reg
@@ -124,6 +156,18 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if cfg.Socket != "" {
+		// Early, before anything is started on behalf of a skiffd that
+		// cannot serve; serve claims it again when it listens.
+		if err := claimSocket(cfg.Socket); err != nil {
+			return err
+		}
+	}
 	logDriver, err := findLogDriver(cfg.LogDriver)
 	if err != nil {
 		return err
@@ -136,6 +180,10 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if err != nil {
 		return err
 	}
+	certs, err := loadPKI(cfg, services)
+	if err != nil {
+		return err
+	}
 	reg := withProcessMetrics(cfg.Metrics)
 	cfg.status("opening the store")
 	store, err := db.Open(filepath.Join(cfg.DataDir, "skiff.db"), db.WithMetrics(reg))
@@ -143,11 +191,25 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return fmt.Errorf("opening store: %w", err)
 	}
 	defer closeLogged("store", store.Close)
+	ident, err := newIdentity(cfg, store, certs)
+	if err != nil {
+		return err
+	}
 	retryNamespaces, err := startOrRetry("creating the system namespaces", func() error {
 		return namespacecontroller.EnsureSystemNamespaces(store)
 	})
 	if err != nil {
 		return fmt.Errorf("creating the system namespaces: %w", err)
+	}
+	retryRBAC, err := startOrRetry("reconciling the default RBAC roles", func() error {
+		return rbaccontroller.EnsureDefaults(store)
+	})
+	if err != nil {
+		return fmt.Errorf("reconciling the default RBAC roles: %w", err)
+	}
+	authenticator, err := newAuthenticator(cfg, certs.ClientCAs, ident.authenticator)
+	if err != nil {
+		return err
 	}
 
 	// NOTE: before containerd, so that a pod subnet refused ends skiffd at once.
@@ -226,6 +288,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 
 	for what, retry := range map[string]func(context.Context) error{
 		"system namespaces": retryNamespaces, "image import": retryImports, "node registration": retryNode,
+		"default RBAC roles": retryRBAC,
 	} {
 		if retry != nil {
 			goRun(what, retry)
@@ -236,6 +299,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 	goRun("namespace controller", namespacecontroller.New(namespacecontroller.Config{Store: store}).Run)
+	goRun("serviceaccount controller", serviceaccountcontroller.New(serviceaccountcontroller.Config{
+		Store: store, CABundle: ident.pki.CABundle()}).Run)
+	goRun("clusterrole aggregation controller", rbaccontroller.New(rbaccontroller.Config{Store: store}).Run)
 	goRun("node status", func(ctx context.Context) error {
 		return runNodeStatus(ctx, store, node, facts, nodeStatusInterval)
 	})
@@ -262,6 +328,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		SchedulerRecorder:        broadcaster.NewRecorder(corev1.EventSource{Component: "default-scheduler"}),
 		Network:                  podNet,
 		Metrics:                  podworker.NewMetrics(reg),
+		Tokens:                   ident.tokens,
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,
@@ -270,7 +337,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: "job-controller"}),
 		// The API's own pod create strategy (api.Config's NodeName and
 		// NamespaceLifecycle below).
-		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true},
+		Pods:    kube.PodStrategy{NodeName: node.name, NamespaceLifecycle: true, ServiceAccounts: true},
 		Metrics: jobcontroller.NewMetrics(reg),
 	}).Run)
 	goRun("cronjob controller", cronjobcontroller.New(cronjobcontroller.Config{
@@ -297,6 +364,8 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 			return err
 		}}},
 		NamespaceLifecycle: true,
+		ServiceAccounts:    true,
+		Tokens:             ident.tokens,
 		Images:             imageService{rt},
 		MaxImageSize:       cfg.MaxImageSize,
 		ServiceCIDR:        services.cidr,
@@ -306,14 +375,31 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 		Metrics:                     reg,
 		ResourceMetrics:             usage,
+		Authenticator:               authenticator,
 	})
-	servers, listen, socket, err := serve(cfg, handler)
+	servers, listen, socket, err := serve(cfg, handler, certs.TLSConfig())
 	if err != nil {
 		cancel()
 		return err
 	}
+	if cfg.WriteKubeconfig != "" && listen != "" {
+		server, err := kubeconfigServer(listen)
+		if err == nil {
+			err = writeKubeconfig(cfg.WriteKubeconfig, cfg.WriteKubeconfigMode, server, certs)
+		}
+		if err != nil {
+			cancel()
+			return err
+		}
+		logrus.WithField("path", cfg.WriteKubeconfig).Info("kubeconfig written")
+	}
 	for _, s := range servers {
 		goRun("http server", s.run)
+	}
+	if listen != "" {
+		if err := publishAPIService(cfg, store, services, node, listen); err != nil {
+			return err
+		}
 	}
 	logrus.WithFields(logrus.Fields{"listen": listen, "socket": socket, "node": node.name}).Info("skiffd serving")
 	if cfg.Ready != nil {
@@ -360,10 +446,18 @@ func startPodNetwork(cfg Config, node node, services serviceNetwork) (*network.N
 type server struct {
 	srv *http.Server
 	ln  net.Listener
+	tls bool // serve HTTPS (srv.TLSConfig) on ln
 }
 
 func (s *server) run(context.Context) error {
-	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+	var err error
+	if s.tls {
+		// The certificate comes from TLSConfig.GetCertificate.
+		err = s.srv.ServeTLS(s.ln, "", "")
+	} else {
+		err = s.srv.Serve(s.ln)
+	}
+	if !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -375,8 +469,10 @@ func (s *server) shutdown(ctx context.Context) {
 	}
 }
 
-// serve opens the TCP and unix listeners. The unix socket is root-only.
-func serve(cfg Config, h http.Handler) (servers []*server, listen, socket string, err error) {
+// serve opens the TCP listener, HTTPS only (HTTP/2 included), and the unix
+// socket, root-only and plain: only root can connect to it. A socket a live
+// skiffd answers on is left alone and refused.
+func serve(cfg Config, h http.Handler, tlsConfig *tls.Config) (servers []*server, listen, socket string, err error) {
 	newServer := func(ln net.Listener) *server {
 		// NOTE: no WriteTimeout: it would cut `logs -f` and watches. Those
 		// streams end on shutdown instead: their requests' base context is
@@ -396,15 +492,17 @@ func serve(cfg Config, h http.Handler) (servers []*server, listen, socket string
 		if err != nil {
 			return nil, "", "", fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 		}
-		servers = append(servers, newServer(ln))
+		s := newServer(ln)
+		s.srv.TLSConfig, s.tls = tlsConfig, true
+		servers = append(servers, s)
 		listen = ln.Addr().String()
 	}
 	if cfg.Socket != "" {
 		if err := os.MkdirAll(filepath.Dir(cfg.Socket), 0o755); err != nil {
 			return nil, "", "", fmt.Errorf("creating socket dir: %w", err)
 		}
-		if err := os.Remove(cfg.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, "", "", fmt.Errorf("removing stale socket: %w", err)
+		if err := claimSocket(cfg.Socket); err != nil {
+			return nil, "", "", err
 		}
 		ln, err := net.Listen("unix", cfg.Socket)
 		if err != nil {

@@ -26,10 +26,10 @@ const kubectl127 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.27"
 
 // streamKubectl runs a kubectl binary against one skiffd.
 type streamKubectl struct {
-	t    *testing.T
-	bin  string
-	addr string
-	home string
+	t          *testing.T
+	bin        string
+	kubeconfig string
+	home       string
 }
 
 func newStreamKubectl(t *testing.T, bin string, s *skiffd) *streamKubectl {
@@ -38,11 +38,11 @@ func newStreamKubectl(t *testing.T, bin string, s *skiffd) *streamKubectl {
 	if err != nil {
 		t.Fatalf("%s is needed for this test: %v", bin, err)
 	}
-	return &streamKubectl{t: t, bin: path, addr: s.addr, home: t.TempDir()}
+	return &streamKubectl{t: t, bin: path, kubeconfig: s.kubeconfig, home: t.TempDir()}
 }
 
 func (k *streamKubectl) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(k.bin, append([]string{"-s", "http://" + k.addr}, args...)...)
+	cmd := exec.Command(k.bin, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+k.home, "KUBECONFIG="+filepath.Join(k.home, "none"))
 	return cmd
 }

@@ -167,7 +167,7 @@ func assertReadyz(t *testing.T, s *skiffd, code int, line string) {
 
 func get(t *testing.T, s *skiffd, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + path)
+	resp, err := s.get(path)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // TestGatedFieldsDropped: a container-level restartPolicy on a regular
@@ -63,8 +64,16 @@ func TestGatedFieldsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDropped("job create", job.Spec.Template.Spec)
-	job.Spec.Template.Spec.Containers[0].RestartPolicy = always
-	if job, err = s.client.BatchV1().Jobs("default").Update(ctx, job, metav1.UpdateOptions{}); err != nil {
+	// The Job controller writes the Job too: update the latest one.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		latest, err := s.client.BatchV1().Jobs("default").Get(ctx, "gated", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		latest.Spec.Template.Spec.Containers[0].RestartPolicy = always
+		job, err = s.client.BatchV1().Jobs("default").Update(ctx, latest, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	checkDropped("job update", job.Spec.Template.Spec)

@@ -3,14 +3,22 @@
 package daemon_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -22,10 +30,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/network/nettest"
+	"github.com/skiff-sh/skiff/pki"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 	"github.com/skiff-sh/skiff/serviceproxy"
 )
@@ -73,6 +83,20 @@ type skiffd struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	client  *kubernetes.Clientset
+	// kubeconfig is the kubeconfig skiffd writes at each start
+	// (--write-kubeconfig); caPEM, adminCert and adminKey are its CA and
+	// admin credentials, and https a client with them.
+	kubeconfig          string
+	caPEM               []byte
+	adminCert, adminKey []byte
+	https               *http.Client
+	proxy               *httptest.Server // plainProxy's
+	// listen is skiffd's --listen when not addr (which clients then dial).
+	listen string
+	// ownPKI: skiffd makes its PKI; the clients follow the kubeconfig it
+	// writes (loaded, the one they use now).
+	ownPKI  bool
+	loaded  []byte
 	extra   []string
 	bridge  string
 	subnet  string
@@ -117,10 +141,71 @@ func newSkiffd(t testing.TB, extra ...string) *skiffd {
 		// off each other's ranges.
 		serviceCIDR: fmt.Sprintf("10.%d.%d.0/24", 232+(os.Getpid()/256+int(n))%16, (os.Getpid()+int(n)*7)%256),
 	}
-	cfg := &rest.Config{Host: "http://" + s.addr, QPS: 500, Burst: 1000, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
-	s.client = kubernetes.NewForConfigOrDie(cfg)
+	s.kubeconfig = filepath.Join(s.dataDir, "kubeconfig.yaml")
+	// The PKI skiffd finds at its first start and keeps: made here, with
+	// skiffd's own package, so that the clients exist before skiffd does
+	// (skiffd re-issues the serving certificate if its names differ; the
+	// CA and the admin's certificate it keeps). TestTLS* start on empty
+	// data dirs instead, where skiffd makes all of it.
+	certs, err := pki.Load(pki.Config{Dir: filepath.Join(s.dataDir, "pki")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.caPEM = certs.CABundle()
+	s.adminCert, s.adminKey = certs.AdminCredentials()
+	s.client = kubernetes.NewForConfigOrDie(s.restConfig())
 	t.Cleanup(s.cleanup)
 	return s
+}
+
+// url is the https URL of path on skiffd's TCP listener.
+func (s *skiffd) url(path string) string { return "https://" + s.addr + path }
+
+// restConfig is a client-go configuration for skiffd's TCP listener as its
+// admin (the admin's client certificate, skiffd's CA), JSON bodies.
+func (s *skiffd) restConfig() *rest.Config {
+	return &rest.Config{
+		Host:            s.url(""),
+		QPS:             500,
+		Burst:           1000,
+		ContentConfig:   rest.ContentConfig{ContentType: "application/json"},
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.caPEM, CertData: s.adminCert, KeyData: s.adminKey},
+	}
+}
+
+// tlsConfig trusts skiffd's CA and presents the admin's certificate.
+func (s *skiffd) tlsConfig() *tls.Config {
+	s.t.Helper()
+	pair, err := tls.X509KeyPair(s.adminCert, s.adminKey)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(s.caPEM)
+	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}}
+}
+
+// httpClient is an https client of skiffd's TCP listener as its admin.
+func (s *skiffd) httpClient() *http.Client {
+	s.t.Helper()
+	if s.https == nil {
+		s.https = &http.Client{Transport: &http.Transport{TLSClientConfig: s.tlsConfig(), ForceAttemptHTTP2: true}}
+	}
+	return s.https
+}
+
+// get GETs path on skiffd's TCP listener as its admin.
+func (s *skiffd) get(path string) (*http.Response, error) {
+	return s.httpClient().Get(s.url(path))
+}
+
+// kubectlCmd is kubectl (the one on PATH, or bin) with skiffd's written
+// kubeconfig and its own cache dir.
+func (s *skiffd) kubectlCmd(bin string, args ...string) *exec.Cmd {
+	if bin == "" {
+		bin = "kubectl"
+	}
+	return exec.Command(bin, append([]string{"--kubeconfig", s.kubeconfig, "--cache-dir", filepath.Join(s.dataDir, "kubectl-cache")}, args...)...)
 }
 
 // skiffdCount numbers the skiffds of this test process.
@@ -228,8 +313,12 @@ func (s *skiffd) startAndWait(path string) {
 		"--containerd-address", s.cd.Address,
 		"--containerd-state", s.cd.State,
 		"--containerd-namespace", s.namespace(),
-		"--listen", s.addr,
+		// NOTE: on every address unless a test says otherwise, so that
+		// pods reach the API through the kubernetes Service (its endpoint
+		// is the node's address).
+		"--listen", cmp.Or(s.listen, ":"+s.port()),
 		"--socket", s.socket,
+		"--write-kubeconfig", s.kubeconfig,
 		"--pod-backoff-base", "10ms", "--pod-backoff-max", "100ms",
 		"--restart-backoff-base", "10ms", "--restart-backoff-max", "100ms",
 		"--log-level", "debug",
@@ -255,7 +344,17 @@ func (s *skiffd) startAndWait(path string) {
 			return false, fmt.Errorf("skiffd exited")
 		default:
 		}
-		resp, err := http.Get("http://" + s.addr + path)
+		if s.ownPKI {
+			written, err := os.ReadFile(s.kubeconfig)
+			if err != nil {
+				return false, nil // not written yet
+			}
+			if !bytes.Equal(written, s.loaded) {
+				s.useWrittenKubeconfig()
+				s.loaded = written
+			}
+		}
+		resp, err := s.get(path)
 		if err != nil {
 			return false, nil
 		}
@@ -295,14 +394,21 @@ func (s *skiffd) stop() {
 	}
 }
 
+// freeAddr is a loopback address on a port free on every address.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", ":0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+}
+
+// port is the port of the skiffd's API.
+func (s *skiffd) port() string {
+	_, p, _ := net.SplitHostPort(s.addr)
+	return p
 }
 
 // waitFor polls cond until it is true, fails on its error or the deadline.
@@ -394,4 +500,50 @@ func readAll(t *testing.T, r io.ReadCloser) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// anonymousClient is an https client of skiffd's TCP listener that trusts
+// its CA and presents no certificate.
+func (s *skiffd) anonymousClient() *http.Client {
+	s.t.Helper()
+	c := s.tlsConfig()
+	c.Certificates = nil
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: c}}
+}
+
+// plainProxy is the URL of a plain-HTTP proxy on the host's loopback that
+// passes requests to skiffd as its admin: for hostNetwork pods whose
+// busybox has neither skiffd's CA nor a client certificate.
+func (s *skiffd) plainProxy() string {
+	s.t.Helper()
+	if s.proxy == nil {
+		target, err := url.Parse(s.url(""))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rp := httputil.NewSingleHostReverseProxy(target)
+		rp.Transport = s.httpClient().Transport
+		s.proxy = httptest.NewServer(rp)
+		s.t.Cleanup(s.proxy.Close)
+	}
+	return s.proxy.URL
+}
+
+// useWrittenKubeconfig makes the harness's clients those of the
+// kubeconfig skiffd wrote: its CA and admin credentials.
+func (s *skiffd) useWrittenKubeconfig() {
+	s.t.Helper()
+	kc, err := clientcmd.LoadFromFile(s.kubeconfig)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx := kc.Contexts[kc.CurrentContext]
+	if ctx == nil || kc.Clusters[ctx.Cluster] == nil || kc.AuthInfos[ctx.AuthInfo] == nil {
+		s.t.Fatalf("kubeconfig %s: no current context with a cluster and a user", s.kubeconfig)
+	}
+	user := kc.AuthInfos[ctx.AuthInfo]
+	s.caPEM = kc.Clusters[ctx.Cluster].CertificateAuthorityData
+	s.adminCert, s.adminKey = user.ClientCertificateData, user.ClientKeyData
+	s.https = nil
+	s.client = kubernetes.NewForConfigOrDie(s.restConfig())
 }

@@ -32,16 +32,7 @@ func TestHelm(t *testing.T) {
 	s := newSkiffd(t)
 	s.start()
 	home := t.TempDir()
-	kubeconfig := filepath.Join(home, "kubeconfig")
-	config := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: skiff, cluster: {server: "http://%s"}}]
-contexts: [{name: skiff, context: {cluster: skiff, namespace: default}}]
-current-context: skiff
-`, s.addr)
-	if err := os.WriteFile(kubeconfig, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := s.kubeconfig // as skiffd wrote it
 	for _, driver := range []string{"secret", "configmap"} {
 		t.Run(driver, func(t *testing.T) {
 			rel := "demo-" + driver

@@ -30,14 +30,14 @@ type hostileRequest struct {
 // send sends the request and returns its status code and body.
 func (s *skiffd) send(t *testing.T, r hostileRequest) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(r.method, "http://"+s.addr+r.path, strings.NewReader(r.body))
+	req, err := http.NewRequest(r.method, s.url(r.path), strings.NewReader(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.httpClient().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", r.method, r.path, err)
 	}

@@ -47,7 +47,7 @@ func TestImagesImport(t *testing.T) {
 	if err := os.WriteFile(bogus, []byte("not an image tarball"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, err = runSkiffd("images", "import", "--server", "http://"+s.addr, bogus)
+	_, stderr, err = runSkiffd("images", "import", "--kubeconfig", s.kubeconfig, bogus)
 	if err == nil || !strings.HasPrefix(stderr, "skiffd images: importing image: ") {
 		t.Errorf("importing a bogus tarball: err %v, stderr %q; want an exit status and the daemon's message", err, stderr)
 	}
@@ -123,7 +123,7 @@ func TestImagesList(t *testing.T) {
 	if before.Digest != img.Target.Digest.String() || before.Size <= 0 || before.LastUsed != nil {
 		t.Errorf("image %+v; want digest %s, a size, never used", before, img.Target.Digest)
 	}
-	table, _, err := runSkiffd("images", "list", "--server", "http://"+s.addr)
+	table, _, err := runSkiffd("images", "list", "--kubeconfig", s.kubeconfig, "--server", s.url(""))
 	if err != nil || !regexp.MustCompile(`(?m)^docker.io/library/busybox:1.35\s+`+regexp.QuoteMeta(before.Digest[:19])+`\s+[0-9.]+ [KM]iB\s+never$`).MatchString(table) {
 		t.Errorf("table (%v):\n%s", err, table)
 	}

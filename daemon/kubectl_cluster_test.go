@@ -13,10 +13,10 @@ import (
 
 // kubectlRunner runs kubectl against a skiffd, failing the test on error.
 type kubectlRunner struct {
-	t       *testing.T
-	kubectl string
-	addr    string
-	home    string
+	t          *testing.T
+	kubectl    string
+	kubeconfig string
+	home       string
 }
 
 func newKubectl(t *testing.T, s *skiffd) *kubectlRunner {
@@ -25,7 +25,7 @@ func newKubectl(t *testing.T, s *skiffd) *kubectlRunner {
 	if err != nil {
 		t.Fatal("kubectl is needed for this test:", err)
 	}
-	return &kubectlRunner{t: t, kubectl: kubectl, addr: s.addr, home: t.TempDir()}
+	return &kubectlRunner{t: t, kubectl: kubectl, kubeconfig: s.kubeconfig, home: t.TempDir()}
 }
 
 func (k *kubectlRunner) run(args ...string) string {
@@ -38,7 +38,7 @@ func (k *kubectlRunner) run(args ...string) string {
 }
 
 func (k *kubectlRunner) try(args ...string) (string, error) {
-	cmd := exec.Command(k.kubectl, append([]string{"-s", "http://" + k.addr}, args...)...)
+	cmd := exec.Command(k.kubectl, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+k.home, "KUBECONFIG="+filepath.Join(k.home, "none"))
 	out, err := cmd.CombinedOutput()
 	return string(out), err

@@ -110,16 +110,16 @@ func splitLines(b []byte) []string {
 
 // sessionRunner runs the steps of a script with one kubectl binary.
 type sessionRunner struct {
-	t       *testing.T
-	kubectl string
-	minor   int
-	addr    string
-	home    string
-	bg      map[string]*bgKubectl
+	t          *testing.T
+	kubectl    string
+	minor      int
+	kubeconfig string
+	home       string
+	bg         map[string]*bgKubectl
 }
 
 func (r *sessionRunner) command(ctx context.Context, args []string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, r.kubectl, append([]string{"-s", "http://" + r.addr}, args...)...)
+	cmd := exec.CommandContext(ctx, r.kubectl, append([]string{"--kubeconfig", r.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+r.home, "KUBECONFIG="+filepath.Join(r.home, "none"))
 	return cmd
 }

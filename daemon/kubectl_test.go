@@ -46,7 +46,7 @@ func TestKubectlSession(t *testing.T) {
 	}
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(kubectl, append([]string{"-s", "http://" + s.addr}, args...)...)
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
 		var stderr strings.Builder
 		cmd.Stderr = &stderr

@@ -47,7 +47,7 @@ func TestKubectlVersions(t *testing.T) {
 			}
 			s := newSkiffd(t)
 			s.start()
-			r := &sessionRunner{t: t, kubectl: v.path, minor: v.minor, addr: s.addr, home: t.TempDir(), bg: map[string]*bgKubectl{}}
+			r := &sessionRunner{t: t, kubectl: v.path, minor: v.minor, kubeconfig: s.kubeconfig, home: t.TempDir(), bg: map[string]*bgKubectl{}}
 			r.run(steps)
 		})
 	}

@@ -28,7 +28,7 @@ func TestJSONLogs(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	get(http.DefaultClient, "http://"+s.addr+"/api/v1/namespaces/default/pods?limit=5")
+	get(s.anonymousClient(), s.url("/api/v1/namespaces/default/pods?limit=5"))
 	overSocket := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", s.socket)
 	}}}

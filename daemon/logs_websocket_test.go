@@ -59,6 +59,7 @@ func TestPodLogWebSocket(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Protocol = protocols
+		cfg.TlsConfig = s.tlsConfig()
 		ws, err := websocket.DialConfig(cfg)
 		if err != nil {
 			t.Fatalf("opening the log websocket (%q, %v): %v", query, protocols, err)
@@ -115,7 +116,7 @@ func TestPodLogWebSocket(t *testing.T) {
 	} {
 		u := pods.GetLogs("ws", &corev1.PodLogOptions{}).URL()
 		u.RawQuery = query
-		resp, err := http.Get(u.String())
+		resp, err := s.httpClient().Get(u.String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,9 @@ func TestPodLogWebSocket(t *testing.T) {
 		var resp *http.Response
 		waitFor(t, time.Minute, name+": a Status", func() (bool, error) {
 			var err error
-			if resp, err = (&http.Client{Timeout: 30 * time.Second}).Do(req); err != nil {
+			// HTTP/1.1: an Upgrade has no meaning in HTTP/2.
+			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: s.tlsConfig()}}
+			if resp, err = client.Do(req); err != nil {
 				return false, err
 			}
 			return resp.StatusCode != http.StatusOK, nil

@@ -17,7 +17,7 @@ import (
 // scrape reads skiffd's /metrics with the Prometheus text parser.
 func (s *skiffd) scrape() map[string]*dto.MetricFamily {
 	s.t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/metrics")
+	resp, err := s.get("/metrics")
 	if err != nil {
 		s.t.Fatalf("scraping /metrics: %v", err)
 	}

@@ -369,7 +369,7 @@ func gatedJob(s *skiffd, name string, completions, parallelism int32, onTerm str
 	spec.HostNetwork = true
 	spec.TerminationGracePeriodSeconds = ptr(int64(30))
 	spec.Containers[0].Env = []corev1.EnvVar{
-		{Name: "JOB_URL", Value: "http://" + s.addr + "/apis/batch/v1/namespaces/default/jobs/" + name},
+		{Name: "JOB_URL", Value: s.plainProxy() + "/apis/batch/v1/namespaces/default/jobs/" + name},
 		{Name: "ON_TERM", Value: onTerm},
 	}
 	return job

@@ -407,7 +407,7 @@ func TestClusterIPService(t *testing.T) {
 // kubectl runs kubectl against the skiffd and returns its output.
 func (s *skiffd) kubectl(t testing.TB, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("kubectl", append([]string{"-s", "http://" + s.addr, "--cache-dir", filepath.Join(s.dataDir, "kubectl-cache")}, args...)...)
+	cmd := s.kubectlCmd("", args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %v: %v\n%s", args, err, out)

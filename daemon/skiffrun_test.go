@@ -34,17 +34,11 @@ func TestSkiffRun(t *testing.T) {
 	s.start()
 	ctx := context.Background()
 	dir := t.TempDir()
-	server := "http://" + s.addr
+	// A URL, with the kubeconfig for skiffd's CA and the admin's credentials.
+	server := s.url("")
 
 	t.Run("a Job that completes, through a kubeconfig", func(t *testing.T) {
-		kubeconfig := filepath.Join(dir, "kubeconfig")
-		writeFile(t, kubeconfig, fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: node, cluster: {server: %q}}]
-contexts: [{name: node, context: {cluster: node, user: me, namespace: default}}]
-users: [{name: me, user: {}}]
-current-context: node
-`, server))
+		kubeconfig := s.kubeconfig // as skiffd wrote it
 		manifest := filepath.Join(dir, "hello.yaml")
 		writeFile(t, manifest, `apiVersion: batch/v1
 kind: Job
@@ -116,15 +110,15 @@ spec:
 			args    []string
 			wantErr string
 		}{
-			"no Job":            {[]string{"run", "--server", server}, "a Job to run is needed"},
-			"unknown flag":      {[]string{"run", "--server", server, "--frob"}, "flag provided but not defined"},
-			"invalid Job":       {[]string{"run", "--server", server, "-f", invalid}, `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`},
-			"unknown field":     {[]string{"run", "--server", server, "-f", typo}, `unknown field "spec.complettions"`},
-			"namespace clash":   {[]string{"run", "--server", server, "-n", "other", "-f", "-"}, `does not match the namespace "other"`},
+			"no Job":            {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server}, "a Job to run is needed"},
+			"unknown flag":      {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "--frob"}, "flag provided but not defined"},
+			"invalid Job":       {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "-f", invalid}, `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`},
+			"unknown field":     {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "-f", typo}, `unknown field "spec.complettions"`},
+			"namespace clash":   {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "-n", "other", "-f", "-"}, `does not match the namespace "other"`},
 			"server not there":  {[]string{"run", "--server", "http://" + freeAddr(t), "--image", "busybox:1.35"}, "connection refused"},
-			"already exists":    {[]string{"run", "--server", server, "--image", "busybox:1.35", "--name", "hello"}, `jobs.batch "hello" already exists`},
-			"not a Job":         {[]string{"run", "--server", server, "-f", "-"}, "skiff run takes a batch/v1 Job"},
-			"namespace missing": {[]string{"run", "--server", server, "-n", "nowhere", "--image", "busybox:1.35"}, `namespaces "nowhere" not found`},
+			"already exists":    {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "--image", "busybox:1.35", "--name", "hello"}, `jobs.batch "hello" already exists`},
+			"not a Job":         {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "-f", "-"}, "skiff run takes a batch/v1 Job"},
+			"namespace missing": {[]string{"run", "--kubeconfig", s.kubeconfig, "--server", server, "-n", "nowhere", "--image", "busybox:1.35"}, `namespaces "nowhere" not found`},
 		}
 		stdin := map[string]string{
 			"namespace clash": "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x, namespace: team}\n",
@@ -151,7 +145,7 @@ spec:
 			t.Fatal(err)
 		}
 		var stderr bytes.Buffer
-		cmd := exec.Command(skiffBin, "run", "--server", server, "--image", "busybox:1.35", "--name", "chatty",
+		cmd := exec.Command(skiffBin, "run", "--kubeconfig", s.kubeconfig, "--server", server, "--image", "busybox:1.35", "--name", "chatty",
 			"--", "sh", "-c", "i=0; while true; do echo line $i; i=$((i+1)); sleep 0.05; done")
 		cmd.Stdout, cmd.Stderr = w, &stderr
 		if err := cmd.Start(); err != nil {
@@ -182,7 +176,7 @@ spec:
 			t.Fatal(err)
 		}
 		var stderr bytes.Buffer
-		cmd := exec.Command(skiffBin, "run", "--server", server, "--image", "busybox:1.35", "--name", "counter",
+		cmd := exec.Command(skiffBin, "run", "--kubeconfig", s.kubeconfig, "--server", server, "--image", "busybox:1.35", "--name", "counter",
 			"--", "sh", "-c", "for i in $(seq 1 100); do echo $i; sleep 0.05; done")
 		cmd.Stdout, cmd.Stderr = w, &stderr
 		if err := cmd.Start(); err != nil {
@@ -228,7 +222,7 @@ spec:
 
 	t.Run("Ctrl-C on a terminal asks whether to delete", func(t *testing.T) {
 		tty := newPTY(t)
-		cmd := exec.Command(skiffBin, "run", "--server", server, "--image", "busybox:1.35", "--name", "sleeper",
+		cmd := exec.Command(skiffBin, "run", "--kubeconfig", s.kubeconfig, "--server", server, "--image", "busybox:1.35", "--name", "sleeper",
 			"--completions", "2", "--parallelism", "2", "--", "sh", "-c", "echo started; sleep 300")
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty.slave, tty.slave, tty.slave
 		if err := cmd.Start(); err != nil {

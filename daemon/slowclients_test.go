@@ -5,9 +5,9 @@ package daemon_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -49,6 +49,7 @@ func TestSlowClientsCutOff(t *testing.T) {
 	defer w.Stop()
 
 	const clients = 150
+	tlsConfig := s.tlsConfig()
 	answers := make(chan string, clients)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -56,7 +57,7 @@ func TestSlowClientsCutOff(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers <- slowPost(s.addr, i, 30*time.Second)
+			answers <- slowPost(s.addr, tlsConfig, i, 30*time.Second)
 		}()
 	}
 	wg.Wait()
@@ -98,8 +99,8 @@ func TestSlowClientsCutOff(t *testing.T) {
 // and says what came of it: "<code> closed" when the server answered and
 // closed the connection, "<code> open" when it answered but left it open,
 // or what went wrong.
-func slowPost(addr string, i int, giveUp time.Duration) string {
-	conn, err := net.Dial("tcp", addr)
+func slowPost(addr string, tlsConfig *tls.Config, i int, giveUp time.Duration) string {
+	conn, err := tls.Dial("tcp", addr, tlsConfig)
 	if err != nil {
 		return "dial: " + err.Error()
 	}

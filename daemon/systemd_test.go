@@ -24,8 +24,8 @@ func TestSystemdNotify(t *testing.T) {
 	n := listenNotify(t, func(m notification) {
 		if strings.HasPrefix(m.text, "READY=1") {
 			// The moment skiffd says it is ready, one request, no retry.
-			c := http.Client{Timeout: 10 * time.Second}
-			resp, err := c.Get("http://" + s.addr + "/livez")
+			c := http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.tlsConfig()}}
+			resp, err := c.Get(s.url("/livez"))
 			if err == nil {
 				resp.Body.Close()
 			}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +44,7 @@ func TestKubectlTop(t *testing.T) {
 
 	home := t.TempDir()
 	kubectlOf := func(bin string, args ...string) (string, error) {
-		cmd := exec.Command(bin, append([]string{"-s", "http://" + s.addr}, args...)...)
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -123,7 +122,7 @@ func TestKubectlTop(t *testing.T) {
 		"/apis/metrics.k8s.io/v1beta1/pods?watch=true":              `"reason":"MethodNotAllowed"`,
 		"/apis/metrics.k8s.io/v1beta1/pods?labelSelector=a%20in":    `"reason":"BadRequest"`,
 	} {
-		resp, err := http.Get("http://" + s.addr + path)
+		resp, err := s.get(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ package daemon_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +44,7 @@ func TestVersion(t *testing.T) {
 	s := newSkiffd(t)
 	s.bin = filepath.Join(bin, "skiffd")
 	s.start()
-	resp, err := http.Get("http://" + s.addr + "/version")
+	resp, err := s.get("/version")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@
 //	objects/
 //	    <resource>/                  (Resource.Name: "jobs", "cronjobs", "pods", "events", "namespaces", "nodes",
 //	                                 "services", "endpoints", "endpointslices", "configmaps", "secrets",
-//	                                 "podtemplates";
+//	                                 "serviceaccounts", "roles", "rolebindings", "clusterroles",
+//	                                 "clusterrolebindings", "podtemplates";
 //	                                 created on first write; cluster-scoped ones have namespace "")
 //	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON
 //	changes/

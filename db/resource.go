@@ -4,6 +4,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -37,11 +38,19 @@ var (
 	Events     = Resource{Name: "events", Namespaced: true, New: func() Object { return &corev1.Event{} }}
 	Namespaces = Resource{Name: "namespaces", New: func() Object { return &corev1.Namespace{} },
 		Finalizing: func(obj Object) bool { return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0 }}
-	Nodes          = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
-	Services       = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
-	Endpoints      = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
-	EndpointSlices = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
-	ConfigMaps     = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }, NoGeneration: true}
-	Secrets        = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
-	PodTemplates   = Resource{Name: "podtemplates", Namespaced: true, New: func() Object { return &corev1.PodTemplate{} }}
+	Nodes           = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
+	Services        = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
+	Endpoints       = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
+	EndpointSlices  = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}
+	ConfigMaps      = Resource{Name: "configmaps", Namespaced: true, New: func() Object { return &corev1.ConfigMap{} }, NoGeneration: true}
+	Secrets         = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
+	ServiceAccounts = Resource{Name: "serviceaccounts", Namespaced: true, New: func() Object { return &corev1.ServiceAccount{} },
+		NoGeneration: true}
+	PodTemplates = Resource{Name: "podtemplates", Namespaced: true, New: func() Object { return &corev1.PodTemplate{} }}
+
+	// RBAC's kinds: kube's strategies keep no generation for them either.
+	Roles               = Resource{Name: "roles", Namespaced: true, New: func() Object { return &rbacv1.Role{} }, NoGeneration: true}
+	RoleBindings        = Resource{Name: "rolebindings", Namespaced: true, New: func() Object { return &rbacv1.RoleBinding{} }, NoGeneration: true}
+	ClusterRoles        = Resource{Name: "clusterroles", New: func() Object { return &rbacv1.ClusterRole{} }, NoGeneration: true}
+	ClusterRoleBindings = Resource{Name: "clusterrolebindings", New: func() Object { return &rbacv1.ClusterRoleBinding{} }, NoGeneration: true}
 )

@@ -36,6 +36,10 @@
 //	namespace_strategy.go a namespace's phase, finalizer and name label;
 //	                      event.go, node.go: Events' and the Node's rules
 //	meta.go, admission.go ValidateObjectMeta; AdmitNamespace (NamespaceLifecycle)
+//	pod_serviceaccount.go PodStrategy.Admit: the ServiceAccount admission (the account,
+//	                      the kube-api-access volume, the account's imagePullSecrets)
+//	serviceaccount.go     the ServiceAccount strategy; service_env.go: the kubelet's
+//	                      variables of a Service (ServiceEnv)
 //	grace.go              DeletionGrace: the grace period of a deletion
 //	job.go                IsJobFinished, JobFinishedCondition, IsJobConditionTrue, IsIndexedJob
 //

@@ -25,6 +25,12 @@ func defaultPodSpec(spec *corev1.PodSpec) {
 	if spec.SchedulerName == "" {
 		spec.SchedulerName = corev1.DefaultSchedulerName
 	}
+	// NOTE: kube's v1 conversion: the deprecated serviceAccount names the
+	// account when serviceAccountName does not, and always mirrors it.
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName
 	defaultVolumeSources(spec.Volumes)
 	for i := range spec.InitContainers {
 		defaultContainer(&spec.InitContainers[i])

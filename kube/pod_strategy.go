@@ -19,6 +19,11 @@ type PodStrategy struct {
 	// and is not terminating (kube-apiserver's admission plugin of that
 	// name). Off only where a store holds no namespaces (unit tests).
 	NamespaceLifecycle bool
+	// ServiceAccounts admits new pods as kube-apiserver's ServiceAccount
+	// admission plugin does (admitServiceAccount): their ServiceAccount
+	// must exist, they get its token volume and imagePullSecrets. Off only
+	// where a store holds no ServiceAccounts (unit tests).
+	ServiceAccounts bool
 }
 
 // PrepareForCreate is the strategy's PrepareForCreate with the defaulting
@@ -39,20 +44,39 @@ func (s PodStrategy) PrepareForCreate(pod *corev1.Pod) {
 
 // Create runs a new pod through the whole create path a writer that holds a
 // store transaction takes (the Job controller): PrepareForCreate, the
-// validation of its metadata and spec, and the namespace admission against
-// ns, the pod's namespace as stored in the same transaction (nil when it
-// does not exist). The error is kube-apiserver's Status error (422
-// Invalid, 404, 403 with the NamespaceTerminating cause).
-func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace) error {
+// validation of its metadata and spec, and the admission (Admit) against
+// ns and sa, the pod's namespace and ServiceAccount (PodServiceAccount) as
+// stored in the same transaction (nil when they do not exist). The error
+// is kube-apiserver's Status error (422 Invalid, 404, 403 with the
+// NamespaceTerminating cause, 403 for a missing ServiceAccount).
+func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace, sa *corev1.ServiceAccount) error {
 	s.PrepareForCreate(pod)
 	errs := ValidateObjectMeta(pod, true, apivalidation.NameIsDNSSubdomain)
 	if errs = append(errs, ValidatePodCreate(pod)...); len(errs) > 0 {
 		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), podName(pod), errs)
 	}
-	if !s.NamespaceLifecycle {
+	if s.NamespaceLifecycle {
+		if err := AdmitNamespace(ns, pod.Namespace, corev1.Resource("pods"), podName(pod)); err != nil {
+			return err
+		}
+	}
+	return s.Admit(pod, sa)
+}
+
+// Admit is the admission of a valid new pod that reads other objects
+// besides its namespace: the ServiceAccount admission, against sa, the
+// pod's ServiceAccount as the writer's transaction reads it (nil when
+// missing).
+//
+// NOTE: kube-apiserver admits before it validates; the volume and mounts
+// the admission adds are valid by construction, so validating first only
+// changes which error a pod that is both invalid and without its
+// ServiceAccount gets.
+func (s PodStrategy) Admit(pod *corev1.Pod, sa *corev1.ServiceAccount) error {
+	if !s.ServiceAccounts {
 		return nil
 	}
-	return AdmitNamespace(ns, pod.Namespace, corev1.Resource("pods"), podName(pod))
+	return admitServiceAccount(pod, sa)
 }
 
 // podName is the name a pod's errors name: its generateName before a name

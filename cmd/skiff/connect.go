@@ -14,10 +14,11 @@ import (
 	"github.com/skiff-sh/skiff/internal/buildinfo"
 )
 
-// The local skiffd's endpoints, as skiffd's flags default them.
+// The local skiffd's endpoints, as skiffd's flags default them: its
+// root-only socket, and the kubeconfig it writes for its admin.
 const (
-	defaultSocket = "/run/skiff/skiff.sock"
-	defaultServer = "http://127.0.0.1:7070"
+	defaultSocket     = "/run/skiff/skiff.sock"
+	defaultKubeconfig = "/etc/skiff/skiff.yaml"
 )
 
 // connectOptions pick the API server to talk to.
@@ -31,54 +32,65 @@ type connectOptions struct {
 func (o *connectOptions) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file to use (default: $KUBECONFIG if set)")
 	fs.StringVar(&o.context, "context", "", "kubeconfig context to use")
-	fs.StringVar(&o.server, "server", "", "URL of the API server, e.g. http://127.0.0.1:7070")
-	fs.StringVar(&o.socket, "socket", "", "unix socket of a local skiffd (default "+defaultSocket+" when it answers, else "+defaultServer+")")
+	fs.StringVar(&o.server, "server", "", "URL of the API server, e.g. https://127.0.0.1:6443 (overrides the kubeconfig's, whose CA and credentials it keeps)")
+	fs.StringVar(&o.socket, "socket", "", "unix socket of a local skiffd (default "+defaultSocket+" when it answers, else the kubeconfig at "+defaultKubeconfig+")")
 }
 
 // config is the client configuration and the namespace it names ("" when
-// it names none): --server, --socket, a kubeconfig (--kubeconfig or
-// $KUBECONFIG), or else the local skiffd — its socket when this user may
-// connect to it, its loopback port otherwise.
+// it names none): --socket, a kubeconfig (--kubeconfig or $KUBECONFIG, its
+// server overridden by --server, as kubectl's), --server alone, or else the
+// local skiffd — its socket when this user may connect to it, else the
+// kubeconfig skiffd writes.
 func (o connectOptions) config() (*rest.Config, string, error) {
-	set := 0
-	for _, v := range []string{o.server, o.socket, o.kubeconfig} {
-		if v != "" {
-			set++
-		}
-	}
-	if set > 1 {
-		return nil, "", errors.New("--server, --socket and --kubeconfig are exclusive")
+	if o.socket != "" && o.server+o.kubeconfig != "" {
+		return nil, "", errors.New("--socket excludes --server and --kubeconfig")
 	}
 	if o.context != "" && o.server+o.socket != "" {
 		return nil, "", errors.New("--context needs a kubeconfig, not --server or --socket")
 	}
 	var cfg *rest.Config
 	ns := ""
+	var err error
 	switch {
-	case o.server != "":
-		cfg = &rest.Config{Host: o.server}
 	case o.socket != "":
 		cfg = socketConfig(o.socket)
 	case o.kubeconfig != "" || os.Getenv("KUBECONFIG") != "":
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rules.ExplicitPath = o.kubeconfig
-		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
-		var err error
-		if cfg, err = loader.ClientConfig(); err != nil {
+		if cfg, ns, err = o.fromKubeconfig(o.kubeconfig); err != nil {
 			return nil, "", err
 		}
-		if n, _, err := loader.Namespace(); err == nil {
-			ns = n // the context's, "default" when it has none
-		}
+	case o.server != "":
+		cfg = &rest.Config{Host: o.server}
 	case o.context != "":
 		return nil, "", errors.New("--context needs a kubeconfig: --kubeconfig or $KUBECONFIG")
 	case socketAnswers(defaultSocket):
 		cfg = socketConfig(defaultSocket)
 	default:
-		cfg = &rest.Config{Host: defaultServer}
+		if cfg, ns, err = o.fromKubeconfig(defaultKubeconfig); err != nil {
+			return nil, "", err
+		}
 	}
 	cfg.UserAgent = "skiff/" + buildinfo.Version()
 	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, ns, nil
+}
+
+// fromKubeconfig loads a kubeconfig as kubectl does (path, else
+// $KUBECONFIG), with --context and --server over it, and the namespace its
+// context names.
+func (o connectOptions) fromKubeconfig(path string) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
+	overrides.ClusterInfo.Server = o.server
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	ns := ""
+	if n, _, err := loader.Namespace(); err == nil {
+		ns = n // the context's, "default" when it has none
+	}
 	return cfg, ns, nil
 }
 

@@ -17,21 +17,25 @@ import (
 // backupCommand is the first argument of `skiffd backup FILE|-`.
 const backupCommand = "backup"
 
-const backupUsage = "usage: skiffd backup [--socket PATH] FILE|-"
+const backupUsage = "usage: skiffd backup [--socket PATH | --kubeconfig FILE [--server URL]] FILE|-"
 
 // runBackup runs `skiffd backup`: it copies the running daemon's store
-// into FILE (standard output for "-") through the root-only socket. The
+// into FILE (standard output for "-") through the root-only socket, or as
+// the admin of a kubeconfig (the admin's client certificate). The
 // copy is written beside FILE, checked, and renamed over it only whole.
 func runBackup(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("skiffd backup", flag.ContinueOnError)
-	socket := fs.String("socket", "/run/skiff/skiff.sock", "unix socket of the skiffd API (only its admin may back up)")
+	opts := clientFlags(fs) // only the API's admin may back up
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New(backupUsage)
 	}
-	c := apiClient(*socket, "")
+	c, err := apiClient(*opts)
+	if err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+api.BackupPath, nil)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"net"
 	"net/http"
 	"os"
@@ -24,8 +26,8 @@ import (
 // imagesCommand is the first argument of `skiffd images list|import`.
 const imagesCommand = "images"
 
-const imagesUsage = `usage: skiffd images list [--socket PATH | --server URL] [--no-trunc] [-o table|json]
-       skiffd images import [--socket PATH | --server URL] FILE|-`
+const imagesUsage = `usage: skiffd images list [--socket PATH | --server URL | --kubeconfig FILE] [--no-trunc] [-o table|json]
+       skiffd images import [--socket PATH | --server URL | --kubeconfig FILE] FILE|-`
 
 // runImages runs `skiffd images SUBCOMMAND ...`.
 func runImages(ctx context.Context, args []string, stdout io.Writer) error {
@@ -42,20 +44,31 @@ func runImages(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // clientFlags adds the flags that pick the daemon to talk to.
-func clientFlags(fs *flag.FlagSet) (socket, server *string) {
-	socket = fs.String("socket", "/run/skiff/skiff.sock", "unix socket of the skiffd API")
-	server = fs.String("server", "", "URL of the skiffd API instead of the socket, e.g. http://127.0.0.1:7070")
-	return socket, server
+func clientFlags(fs *flag.FlagSet) *clientOptions {
+	o := &clientOptions{}
+	fs.StringVar(&o.socket, "socket", "/run/skiff/skiff.sock", "unix socket of the skiffd API")
+	fs.StringVar(&o.server, "server", "", "URL of the skiffd API instead of the socket, e.g. https://127.0.0.1:6443 (with --kubeconfig for its CA and credentials)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig to reach the API with instead of the socket (its server, CA and credentials; --server overrides its server)")
+	return o
+}
+
+// clientOptions say how a subcommand reaches skiffd.
+type clientOptions struct {
+	socket, server, kubeconfig string
 }
 
 func runImagesImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("skiffd images import", flag.ContinueOnError)
-	socket, server := clientFlags(fs)
+	opts := clientFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New(imagesUsage)
+	}
+	c, err := apiClient(*opts)
+	if err != nil {
+		return err
 	}
 	in, size, err := openTarball(fs.Arg(0))
 	if err != nil {
@@ -68,7 +81,7 @@ func runImagesImport(ctx context.Context, args []string, stdout io.Writer) error
 		p = newProgress(tty, "importing "+fs.Arg(0), size)
 		body = p.reader(in)
 	}
-	names, err := importTarball(ctx, apiClient(*socket, *server), body)
+	names, err := importTarball(ctx, c, body)
 	if p != nil {
 		p.stop()
 	}
@@ -115,11 +128,29 @@ type client struct {
 	base string // "http://host:port", no trailing slash
 }
 
-// apiClient talks to server if set, else over the unix socket.
-func apiClient(socket, server string) client {
-	if server != "" {
-		return client{http: http.DefaultClient, base: strings.TrimSuffix(server, "/")}
+// apiClient talks to the API as the kubeconfig says (with --server as its
+// server), else to --server with no credentials, else over the unix
+// socket.
+func apiClient(o clientOptions) (client, error) {
+	if o.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags(o.server, o.kubeconfig)
+		if err != nil {
+			return client{}, err
+		}
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return client{}, err
+		}
+		return client{http: hc, base: strings.TrimSuffix(cfg.Host, "/")}, nil
 	}
+	if o.server != "" {
+		return client{http: http.DefaultClient, base: strings.TrimSuffix(o.server, "/")}, nil
+	}
+	return socketClient(o.socket), nil
+}
+
+// socketClient talks to the API over its unix socket.
+func socketClient(socket string) client {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", socket)
@@ -175,7 +206,7 @@ func statusMessage(httpStatus string, body []byte) string {
 
 func runImagesList(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("skiffd images list", flag.ContinueOnError)
-	socket, server := clientFlags(fs)
+	opts := clientFlags(fs)
 	output := fs.String("o", "table", "output format: table, or json (the API's ImageList)")
 	noTrunc := fs.Bool("no-trunc", false, "show whole digests")
 	if err := fs.Parse(args); err != nil {
@@ -184,7 +215,10 @@ func runImagesList(ctx context.Context, args []string, stdout io.Writer) error {
 	if fs.NArg() != 0 || (*output != "table" && *output != "json") {
 		return errors.New(imagesUsage)
 	}
-	c := apiClient(*socket, *server)
+	c, err := apiClient(*opts)
+	if err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+api.ImagesPath, nil)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/serviceaccount"
 )
 
 func main() {
@@ -80,8 +82,30 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ContainerdState, "containerd-state", runtime.DefaultContainerdState, "state directory of the containerd at --containerd-address (its config's state), where leftover shim bundles are swept")
 	fs.DurationVar(&cfg.StatsInterval, "metric-resolution", stats.DefaultInterval, "time between two samples of the containers' and the node's usage: the window of kubectl top's CPU figures")
 	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Minute, "how often leftovers of pod instances (containers, snapshots, shims, network namespaces, logs) are looked for and removed")
-	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:7070", "TCP address of the API (plain HTTP; keep it on loopback)")
+	fs.StringVar(&cfg.Listen, "listen", ":6443", "TCP address of the API (HTTPS only, HTTP/2 included)")
+	fs.Func("tls-san", "extra DNS name or IP address of the serving certificate, besides the hostname, the node's addresses, localhost and the kubernetes Service's names; repeatable, or comma-separated", func(v string) error {
+		for _, san := range strings.Split(v, ",") {
+			if san = strings.TrimSpace(san); san != "" {
+				cfg.TLSSANs = append(cfg.TLSSANs, san)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "the operator's serving certificate (PEM, leaf first, then its chain), re-read when it changes; default: one skiffd makes under <data-dir>/pki")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "the key of --tls-cert-file")
+	fs.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CAs (PEM) whose client certificates authenticate users (CN = user, O = groups), besides skiffd's own CA")
+	fs.StringVar(&cfg.WriteKubeconfig, "write-kubeconfig", daemon.DefaultKubeconfig, "where the admin's kubeconfig is written at each start (\"\" = nowhere)")
+	fs.Func("write-kubeconfig-mode", "file mode of --write-kubeconfig, in octal (default 0600)", func(v string) error {
+		m, err := strconv.ParseUint(v, 8, 32)
+		if err != nil || m > 0o777 {
+			return fmt.Errorf("want an octal file mode such as 0600, not %q", v)
+		}
+		cfg.WriteKubeconfigMode = os.FileMode(m)
+		return nil
+	})
+	cfg.WriteKubeconfigMode = 0o600
 	fs.StringVar(&cfg.Socket, "socket", "/run/skiff/skiff.sock", "unix socket of the API (root only)")
+	fs.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens of the API, kube-apiserver's CSV: token,user,uid,\"group1,group2\"")
 	fs.DurationVar(&cfg.PodBackoffBase, "pod-backoff-base", 10*time.Second, "delay before a failed Job pod is replaced, doubled per failure")
 	fs.DurationVar(&cfg.PodBackoffMax, "pod-backoff-max", 10*time.Minute, "cap of the Job pod replacement delay")
 	fs.DurationVar(&cfg.RestartBackoffBase, "restart-backoff-base", 10*time.Second, "delay before a crashed container is restarted, doubled per restart (CrashLoopBackOff)")
@@ -99,6 +123,15 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ClusterDomain, "cluster-domain", daemon.DefaultClusterDomain, "DNS domain of Services and pods, served by skiffd's cluster DNS")
 	fs.StringVar(&cfg.ResolvConf, "resolv-conf", network.DefaultResolvConf, "resolver configuration pods inherit and the cluster DNS forwards other names to, as the kubelet's flag")
 	fs.StringVar(&cfg.NodeName, "node-name", "", "name of this node (default: the hostname)")
+	fs.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", serviceaccount.DefaultIssuer, "iss of the ServiceAccount tokens skiffd issues, as kube-apiserver's flag")
+	fs.Func("api-audiences", "audiences the API accepts ServiceAccount tokens for, comma-separated (default: the issuer)", func(v string) error {
+		cfg.APIAudiences = strings.Split(v, ",")
+		return nil
+	})
+	// NOTE: kube-apiserver refuses a maximum under an hour; skiff takes
+	// shorter ones, so that a node's token refresh can be watched.
+	fs.DurationVar(&cfg.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", 0, "longest ServiceAccount token issued: longer requests are shortened to it, as kube-apiserver's flag (0 = no limit)")
+	fs.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address of this node at which pods reach the API, the kubernetes Service's endpoint (default: the node's InternalIP)")
 	fs.StringVar(&cfg.LogDriver, "log-driver", "", "the containers' log driver binary (default: "+logs.DriverBinary+" beside skiffd)")
 	fs.Func("import-image", "import an image tarball (OCI or docker-archive) at start; repeatable", func(p string) error {
 		cfg.ImportImages = append(cfg.ImportImages, p)

@@ -174,7 +174,11 @@ func (c *Controller) createPods(tx *db.Tx, job *batchv1.Job, creates []podToCrea
 		if err := tx.GenerateName(db.Pods, pod); err != nil {
 			return fmt.Errorf("naming pod for job %s: %w", job.Name, err)
 		}
-		if err := c.cfg.Pods.Create(pod, ns); err != nil {
+		sa, err := db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, job.Namespace, kube.PodServiceAccount(pod))
+		if err != nil {
+			return err
+		}
+		if err := c.cfg.Pods.Create(pod, ns, sa); err != nil {
 			if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 				res.refused = append(res.refused, err)
 			}

@@ -159,12 +159,13 @@ func (c *Controller) finalize(ns string) bool {
 }
 
 // deleteContent deletes the CronJobs, Jobs, Pods, Events, Services, Endpoints,
-// EndpointSlices, ConfigMaps and Secrets of ns, as the namespace controller's deletecollection
+// EndpointSlices, ConfigMaps, Secrets, ServiceAccounts, Roles and RoleBindings of ns, as the namespace controller's deletecollection
 // calls do: Pods gracefully (their containers are stopped first), the rest
 // at once. It returns how many objects remain.
 func deleteContent(tx *db.Tx, ns string) (int, error) {
 	left := 0
-	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets, db.PodTemplates} {
+	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets,
+		db.ServiceAccounts, db.Roles, db.RoleBindings, db.PodTemplates} {
 		objs, err := tx.List(r, ns, nil)
 		if err != nil {
 			return 0, err

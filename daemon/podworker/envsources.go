@@ -15,6 +15,11 @@ import (
 type sourceReader interface {
 	configMap(ns, name string) (*corev1.ConfigMap, error)
 	secret(ns, name string) (*corev1.Secret, error)
+	// token is the ServiceAccount token of a projected volume's source.
+	token(pod *corev1.Pod, source *corev1.ServiceAccountTokenProjection) (string, error)
+	// apiService is the "kubernetes" Service of the default namespace
+	// (nil when there is none).
+	apiService() (*corev1.Service, error)
 }
 
 // envBuilder collects a container's variables in the order they are first

@@ -76,6 +76,9 @@ type Config struct {
 	Recorder, SchedulerRecorder Recorder
 	// Metrics are the kubelet's metrics kept here; nil = unregistered ones.
 	Metrics *Metrics
+	// Tokens issues the ServiceAccount tokens of projected volumes; nil =
+	// such volumes fail to set up.
+	Tokens TokenRequests
 }
 
 // Manager runs one worker per Pod of this node.
@@ -127,7 +130,7 @@ func New(cfg Config) *Manager {
 		},
 		sched:      newScheduler(allocatable{cpu: cpu, memory: memory, storage: storage, pods: cfg.MaxPods}),
 		slots:      newSlotPool(cfg.MaxContainers),
-		sources:    newSources(cfg.Store),
+		sources:    newSources(cfg.Store, newTokens(cfg.Tokens, cfg.Now)),
 		workers:    map[types.UID]*worker{},
 		retryDelay: infraBackoff,
 	}
@@ -296,6 +299,7 @@ func wasAdmitted(pod *corev1.Pod) bool {
 
 // removeVolumes removes the volumes of a pod that is gone.
 func (m *Manager) removeVolumes(pod *corev1.Pod) {
+	m.sources.tokens.forget(pod.UID)
 	if err := tearDownVolumes(m.cfg.VolumeRoot, pod); err != nil {
 		logrus.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Error("removing pod volumes")
 	}

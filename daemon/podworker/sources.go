@@ -9,9 +9,11 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // sources reads the ConfigMaps and Secrets pods take env and files from,
@@ -23,14 +25,15 @@ import (
 // minute (its watch-based manager is faster); skiff reads the store, which
 // is local, and wakes the waiters at once.
 type sources struct {
-	store *db.Store
+	store  *db.Store
+	tokens *tokens
 
 	mu      sync.Mutex
 	waiters map[string]chan struct{} // by namespace; closed on a change
 }
 
-func newSources(store *db.Store) *sources {
-	return &sources{store: store, waiters: map[string]chan struct{}{}}
+func newSources(store *db.Store, tokens *tokens) *sources {
+	return &sources{store: store, tokens: tokens, waiters: map[string]chan struct{}{}}
 }
 
 // changed returns a channel closed at the next change of a ConfigMap or
@@ -114,6 +117,27 @@ func (s *sources) secret(ns, name string) (*corev1.Secret, error) {
 		return nil, err
 	}
 	return obj.(*corev1.Secret), nil
+}
+
+// token is a pod's ServiceAccount token (tokens.token).
+func (s *sources) token(pod *corev1.Pod, source *corev1.ServiceAccountTokenProjection) (string, error) {
+	return s.tokens.token(pod, source)
+}
+
+// apiService reads the kubernetes Service of the default namespace; a
+// Manager without a store (unit tests of containers) has none.
+func (s *sources) apiService() (*corev1.Service, error) {
+	if s.store == nil {
+		return nil, nil
+	}
+	obj, err := s.store.Get(db.Services, metav1.NamespaceDefault, kube.APIServiceName)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Service), nil
 }
 
 // get reads an object, naming it as the kubelet's managers do in errors.

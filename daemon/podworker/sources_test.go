@@ -31,6 +31,16 @@ func (f fakeSources) secret(ns, name string) (*corev1.Secret, error) {
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secret"}, name)
 }
 
+// token is a made-up token naming the pod, its account and its audience.
+func (f fakeSources) token(pod *corev1.Pod, source *corev1.ServiceAccountTokenProjection) (string, error) {
+	return "token:" + pod.Spec.ServiceAccountName + ":" + pod.Name + ":" + source.Audience, nil
+}
+
+func (f fakeSources) apiService() (*corev1.Service, error) {
+	svc, _ := f["default/kubernetes"].(*corev1.Service)
+	return svc, nil
+}
+
 func testSources() fakeSources {
 	return fakeSources{
 		"team/app": &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "team"},
@@ -130,8 +140,11 @@ func TestSourceVolumeFiles(t *testing.T) {
 		}}}, want: map[string]volumeFile{"mode": {"fast", 0o440}, "user": {"admin", 0o400}, "name": {"job-a-x2k4d", 0o440}}},
 		"projected errors together": {vol: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: cmRef("x")}},
-			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr(int64(3600))}},
-		}}}, wantErr: `[configmap "x" not found, failed to fetch token: serviceaccounts "runner" not found]`},
+			{Secret: &corev1.SecretProjection{LocalObjectReference: cmRef("y")}},
+		}}}, wantErr: `[configmap "x" not found, secret "y" not found]`},
+		"projected token": {vol: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{DefaultMode: ptr(int32(0o420)), Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", Audience: "vault", ExpirationSeconds: ptr(int64(3600))}},
+		}}}, want: map[string]volumeFile{"token": {"token:runner:job-a-x2k4d:vault", 0o420}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -205,7 +218,7 @@ func TestWritePayloadSwapsVersions(t *testing.T) {
 }
 
 func TestSourcesWakeTheirNamespace(t *testing.T) {
-	s := newSources(nil)
+	s := newSources(nil, nil)
 	closed := func(ch <-chan struct{}) bool {
 		select {
 		case <-ch:

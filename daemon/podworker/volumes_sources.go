@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -163,10 +164,7 @@ func addKeyFiles(files map[string]volumeFile, data map[string][]byte, items []co
 // addProjectedFiles adds every source of a projected volume, as the
 // kubelet's projected plugin collects them: the errors of all sources
 // together.
-//
-// NOTE: skiff has no ServiceAccounts yet, so a serviceAccountToken source
-// cannot be filled: the volume fails as the kubelet's does when the
-// account is missing, and the pod waits in ContainerCreating.
+// A serviceAccountToken source is a token bound to the pod (tokens).
 func addProjectedFiles(files map[string]volumeFile, pod *corev1.Pod, p *corev1.ProjectedVolumeSource, node nodeInfo, src sourceReader) error {
 	mode := fileMode(p.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
 	var errs []error
@@ -184,11 +182,12 @@ func addProjectedFiles(files map[string]volumeFile, pod *corev1.Pod, p *corev1.P
 			}
 			errs = append(errs, err)
 		case s.ServiceAccountToken != nil:
-			sa := pod.Spec.ServiceAccountName
-			if sa == "" {
-				sa = "default"
+			tok, err := src.token(pod, s.ServiceAccountToken)
+			if err == nil {
+				// NOTE: the kubelet writes the token with the volume's mode.
+				files[s.ServiceAccountToken.Path] = volumeFile{content: tok, mode: mode}
 			}
-			errs = append(errs, fmt.Errorf("failed to fetch token: serviceaccounts %q not found", sa))
+			errs = append(errs, err)
 		}
 	}
 	if agg := utilerrors.NewAggregate(errs); agg != nil {
@@ -203,7 +202,8 @@ type volumeRefresh struct {
 }
 
 // startVolumeRefresh rewrites the pod's configMap, secret and projected
-// volumes whenever a ConfigMap or Secret of its namespace changes (changed
+// volumes whenever a ConfigMap or Secret of its namespace changes or one of
+// its ServiceAccount tokens is due (changed
 // was taken before the volumes were first written), until the volumes are
 // torn down or the daemon stops. An object that went missing keeps its old
 // files, as on a kubelet.
@@ -222,11 +222,27 @@ func (w *worker) startVolumeRefresh(ctx context.Context, pod *corev1.Pod, change
 	go func() {
 		defer close(r.done)
 		for {
+			// A token is asked for again once due, as the kubelet's
+			// token manager does; the payload then changes.
+			var due <-chan time.Time
+			timer := (*time.Timer)(nil)
+			if at := w.m.sources.tokens.nextRefresh(pod.UID); !at.IsZero() {
+				timer = time.NewTimer(at.Sub(w.m.now()))
+				due = timer.C
+			}
+			stopped := false
 			select {
 			case <-changed:
+			case <-due:
 			case <-r.stop:
-				return
+				stopped = true
 			case <-ctx.Done():
+				stopped = true
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if stopped {
 				return
 			}
 			changed = w.m.sources.changed(pod.Namespace)
