@@ -8,7 +8,7 @@
 # the Go module proxy; its go.mod points the staging modules at
 # ./staging/src/..., which the module zip does not hold, so those replaces
 # become requirements on the published v0.X.Y modules. From that tree come
-# e2e.test, the ginkgo CLI that runs it, agnhost and pause; the e2e busybox image is Debian's
+# e2e.test, the ginkgo CLI that runs it, agnhost, nonewprivs and pause; the e2e busybox image is Debian's
 # busybox-static. The images are imported under the names the tests use
 # (e2e.test --list-images prints them, from test/utils/image/manifest.go).
 #
@@ -46,7 +46,7 @@ RUN_DIR=/run/skiff-conformance
 BRIDGE=skiffconf0
 POD_SUBNET=10.91.0.0/16
 SERVICE_CIDR=10.92.0.0/16
-LISTEN=127.0.0.1:${CONFORMANCE_PORT:-7443}
+PORT=${CONFORMANCE_PORT:-7443}
 NAMESPACE=skiff-conformance
 
 log() { printf '%s conformance: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -126,6 +126,7 @@ build_images() {
 		root=$(mktemp -d)
 		busybox_root "$root" "$busybox"
 		cp "$CACHE/agnhost" "$root/agnhost"
+		add_dynamic /usr/bin/curl "$root"
 		ln -s agnhost "$root/agnhost-2"
 		mkdir -p "$root/uploads"
 		cp "$SRC/test/images/agnhost/porter/localhost.crt" "$SRC/test/images/agnhost/porter/localhost.key" "$root/"
@@ -141,12 +142,32 @@ build_images() {
 		bash "$ROOT/hack/oci-image.sh" "$root" "$(image_names pause)" '["/pause"]' 'null' '65535:65535' "$CACHE/pause.tar"
 		rm -rf "$root"
 	fi
+	if [ ! -f "$CACHE/nonewprivs.tar" ]; then
+		root=$(mktemp -d)
+		busybox_root "$root" "$busybox"
+		mkdir -p "$root/usr/local/bin"
+		cp "$CACHE/nnp" "$root/usr/local/bin/nnp"
+		chmod 4755 "$root/usr/local/bin/nnp" # setuid root, as its Dockerfile makes it
+		bash "$ROOT/hack/oci-image.sh" "$root" "$(image_names nonewprivs)" 'null' '["nnp"]' '' "$CACHE/nonewprivs.tar"
+		rm -rf "$root"
+	fi
 	if [ ! -f "$CACHE/busybox.tar" ]; then
 		root=$(mktemp -d)
 		busybox_root "$root" "$busybox"
 		bash "$ROOT/hack/oci-image.sh" "$root" "$(image_names busybox)" 'null' '["sh"]' '' "$CACHE/busybox.tar"
 		rm -rf "$root"
 	fi
+}
+
+# add_dynamic BINARY ROOT: a dynamically linked binary of this machine and
+# the libraries it loads, at their paths, into ROOT (what the upstream
+# images install with apk: curl, which the lifecycle hook specs run).
+add_dynamic() {
+	local bin=$1 root=$2 lib
+	cp --parents -L "$bin" "$root"
+	for lib in $(ldd "$bin" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		cp --parents -L "$lib" "$root"
+	done
 }
 
 # busybox_root DIR BUSYBOX: a root file system of busybox and its applets,
@@ -177,6 +198,7 @@ build_all() {
 	build_go "$CACHE/e2e.test" ./test/e2e test
 	build_go "$CACHE/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
 	build_go "$CACHE/agnhost" ./test/images/agnhost
+	build_go "$CACHE/nnp" ./test/images/nonewprivs
 	build_pause
 	build_images
 }
@@ -184,7 +206,9 @@ build_all() {
 SKIFFD_PID=
 # start_skiffd: a skiffd of this tree with a containerd of its own (nothing
 # answers at --containerd-address, so it starts its embedded one under
-# RUN_DIR), the three images imported.
+# RUN_DIR), the three images imported. It listens on every address (pods
+# reach the API through the kubernetes Service, at the node's address) and
+# writes the admin's kubeconfig the suite uses.
 start_skiffd() {
 	log "building skiffd"
 	(cd "$ROOT" && make -s build)
@@ -192,35 +216,19 @@ start_skiffd() {
 	mkdir -p "$OUT/data" "$RUN_DIR"
 	"$ROOT/bin/skiffd" --data-dir "$OUT/data" \
 		--containerd-address "$RUN_DIR/none.sock" --containerd-namespace "$NAMESPACE" \
-		--socket "$RUN_DIR/skiff.sock" --listen "$LISTEN" \
+		--socket "$RUN_DIR/skiff.sock" --listen ":$PORT" --write-kubeconfig "$OUT/kubeconfig" \
 		--pod-subnet "$POD_SUBNET" --pod-bridge "$BRIDGE" --service-cidr "$SERVICE_CIDR" \
 		--import-image "$CACHE/agnhost.tar" --import-image "$CACHE/pause.tar" --import-image "$CACHE/busybox.tar" \
+		--import-image "$CACHE/nonewprivs.tar" \
 		>"$OUT/skiffd.log" 2>&1 &
 	SKIFFD_PID=$!
 	local deadline=$((SECONDS + 300))
-	until curl -fsS "http://$LISTEN/readyz" >/dev/null 2>&1; do
+	until [ -f "$OUT/kubeconfig" ] && curl -fsSk "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
 		kill -0 "$SKIFFD_PID" 2>/dev/null || die "skiffd exited; see $OUT/skiffd.log"
 		[ $SECONDS -lt $deadline ] || die "skiffd not ready after 5 minutes; see $OUT/skiffd.log"
 		sleep 1
 	done
-	cat >"$OUT/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: skiff
-  cluster:
-    server: http://$LISTEN
-contexts:
-- name: skiff
-  context:
-    cluster: skiff
-    user: admin
-users:
-- name: admin
-  user: {}
-current-context: skiff
-EOF
-	log "skiffd ready on $LISTEN (pid $SKIFFD_PID)"
+	log "skiffd ready on :$PORT (pid $SKIFFD_PID), kubeconfig $OUT/kubeconfig"
 }
 
 # stop_skiffd: the pods go first (containers outlive skiffd by design, and
