@@ -8,18 +8,20 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestPodTemplatesAndSysctls: what the sig-node conformance specs showed
-// missing, through a running skiffd — core/v1 PodTemplates (defaulted,
-// validated, generation bumped by a template change, listed, patched,
-// deleted by collection and with their namespace) and kube-apiserver's
-// validation of sysctl names.
-func TestPodTemplatesAndSysctls(t *testing.T) {
+// TestPodTemplatesLeasesAndSysctls: what the sig-node conformance specs
+// showed missing, through a running skiffd — core/v1 PodTemplates
+// (defaulted, validated, generation bumped by a template change, listed,
+// patched, deleted by collection and with their namespace),
+// coordination.k8s.io/v1 Leases, and kube-apiserver's validation of sysctl
+// names.
+func TestPodTemplatesLeasesAndSysctls(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
@@ -84,6 +86,34 @@ func TestPodTemplatesAndSysctls(t *testing.T) {
 		_, err := s.client.CoreV1().Namespaces().Get(ctx, "tmpl", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
+
+	// Leases: kubectl's table, kube's validation, the fields of a gate off
+	// by default dropped.
+	leases := s.client.CoordinationV1().Leases("default")
+	lease, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "lock"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr("me"), LeaseDurationSeconds: ptr(int32(30)),
+			Strategy: ptr(coordinationv1.OldestEmulationVersion), PreferredHolder: ptr("you")},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.Strategy != nil || lease.Spec.PreferredHolder != nil || lease.Generation != 0 {
+		t.Errorf("created Lease: %+v, generation %d; want strategy and preferredHolder dropped, no generation", lease.Spec, lease.Generation)
+	}
+	lease.Spec.LeaseTransitions = ptr(int32(-1))
+	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	if want := `Lease.coordination.k8s.io "lock" is invalid: spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0`; !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Errorf("a Lease with negative transitions: %v, want 422 %s", err, want)
+	}
+	table, err = s.client.CoordinationV1().RESTClient().Get().AbsPath("/apis/coordination.k8s.io/v1/namespaces/default/leases").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+	if err != nil || !strings.Contains(string(table), `"cells":["lock","me","`) {
+		t.Errorf("Lease table: %s %v", table, err)
+	}
+	if err := leases.Delete(ctx, "lock", metav1.DeleteOptions{}); err != nil {
+		t.Error(err)
+	}
 
 	// Sysctls: the names of the conformance spec "should reject invalid
 	// sysctls" — two malformed, two well formed (unsafe or unknown ones are
