@@ -22,7 +22,10 @@
 # Knobs (environment):
 #   K8S_VERSION        Kubernetes release the suite comes from (default v1.34.12)
 #   CONFORMANCE_FOCUS  ginkgo focus regexp (default: the Job specs and the sig-node conformance specs)
-#   CONFORMANCE_SKIP   ginkgo skip regexp (default: specs that are disruptive, flaky or behind a gate off by default)
+#   CONFORMANCE_SKIP   ginkgo skip regexp (default: disruptive, flaky, Alpha and [Feature:…] specs, as
+#                      conformance runs skip them)
+#
+# It exits non-zero when a spec failed.
 #   CONFORMANCE_TIMEOUT ginkgo's overall timeout (default 3h)
 #   CONFORMANCE_NODES  specs run at once (ginkgo --nodes; default 4: most of a spec is waiting)
 set -euo pipefail
@@ -31,7 +34,7 @@ umask 022
 K8S_VERSION=${K8S_VERSION:-v1.34.12}
 STAGING_VERSION=v0.${K8S_VERSION#v1.}
 FOCUS=${CONFORMANCE_FOCUS:-'\[sig-apps\] Job|\[sig-node\].*\[Conformance\]'}
-SKIP=${CONFORMANCE_SKIP:-'\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Feature:[^]]*\]|\[FeatureGate:[^]]*\] \[Alpha\]'}
+SKIP=${CONFORMANCE_SKIP:-'\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Feature:[^]]*\]'}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-3h}
 NODES=${CONFORMANCE_NODES:-4}
 GO=${GO:-go}
@@ -248,6 +251,7 @@ stop_skiffd() {
 # run_suite: e2e.test under the ginkgo CLI with the standard flags (those
 # of test/conformance/image/go-runner), NODES specs at a time ([Serial]
 # ones alone at the end), then the summary.
+SUITE_RC=0
 run_suite() {
 	log "running $NODES at a time: focus '$FOCUS' skip '$SKIP'"
 	local rc=0
@@ -264,6 +268,7 @@ run_suite() {
 	[ -f "$OUT/junit_01.xml" ] || die "no JUnit report; see $OUT/e2e.log"
 	(cd "$ROOT" && $GO run ./hack/conformance-summary "$OUT/junit_01.xml") >"$OUT/summary.md"
 	head -n1 "$OUT/summary.md" >&2
+	SUITE_RC=$rc
 }
 
 main() {
@@ -275,6 +280,7 @@ main() {
 	trap stop_skiffd EXIT
 	start_skiffd
 	run_suite
+	return "$SUITE_RC" # a failed spec fails the target, after the cleanup
 }
 
 # Sourced (to use its functions by hand), it runs nothing.
