@@ -239,8 +239,10 @@ start_skiffd() {
 stop_skiffd() {
 	[ -n "$SKIFFD_PID" ] || return 0
 	if kill -0 "$SKIFFD_PID" 2>/dev/null; then
-		kubectl --kubeconfig "$OUT/kubeconfig" delete pods --all --all-namespaces --grace-period=0 --force \
-			--wait=true --timeout=2m >/dev/null 2>&1 || log "some pods were not deleted"
+		# Not --force: a pod object goes only once skiffd has stopped its
+		# containers, which is what is waited for.
+		kubectl --kubeconfig "$OUT/kubeconfig" delete pods --all --all-namespaces --grace-period=1 \
+			--wait=true --timeout=3m >/dev/null 2>&1 || log "some pods were not deleted"
 		kill -TERM "$SKIFFD_PID"
 		wait "$SKIFFD_PID" || true
 	fi
