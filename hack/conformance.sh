@@ -235,7 +235,8 @@ start_skiffd() {
 }
 
 # stop_skiffd: the pods go first (containers outlive skiffd by design, and
-# these must not), then skiffd and its embedded containerd, then the bridge.
+# these must not), then skiffd and its embedded containerd, then the pod
+# network's bridge and host rules.
 stop_skiffd() {
 	[ -n "$SKIFFD_PID" ] || return 0
 	if kill -0 "$SKIFFD_PID" 2>/dev/null; then
@@ -247,7 +248,10 @@ stop_skiffd() {
 		wait "$SKIFFD_PID" || true
 	fi
 	SKIFFD_PID=
-	ip link del "$BRIDGE" 2>/dev/null || true
+	# skiffd keeps its bridge and iptables rules across restarts, by design;
+	# a finished run removes them.
+	(cd "$ROOT" && $GO run ./hack/conformance-cleanup --data-dir "$OUT/data" --subnet "$POD_SUBNET" --bridge "$BRIDGE") ||
+		log "cleaning up the pod network failed"
 }
 
 # run_suite: e2e.test under the ginkgo CLI with the standard flags (those
