@@ -24,7 +24,7 @@ BINDIR  ?= $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR  ?= $(PREFIX)/share/doc/skiff
 
-.PHONY: all deps build test-image test unit deadcode integration scale helm-test run bench bench-docker-setup bench-log-driver chaos clean install uninstall
+.PHONY: all deps build test-image test unit deadcode integration scale helm-test conformance run bench bench-docker-setup bench-log-driver chaos clean install uninstall
 
 all: build
 
@@ -128,6 +128,13 @@ $(HELM):
 # short TestChaos). SKIFF_CHAOS_SEED=<seed> replays a run.
 chaos: deps test-image
 	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags 'integration chaos' -timeout 60m -v -run '^TestChaosDoneWhen$$' ./daemon/
+
+# conformance runs Kubernetes' own e2e tests (the Job specs and the sig-node
+# conformance specs) against a private skiffd: e2e.test, agnhost and pause
+# are built from k8s.io/kubernetes (Go module proxy) once into build/e2e/,
+# results go to build/conformance/ (hack/conformance.sh; CONFORMANCE.md).
+conformance: deps
+	bash hack/conformance.sh
 
 # run serves https://<node>:6443 and writes the admin's kubeconfig at
 # KUBECONFIG_OUT (skiffd's default, as k3s writes /etc/rancher/k3s/k3s.yaml).

@@ -54,7 +54,7 @@ func TestAuthFilter(t *testing.T) {
 		wantMessage        string
 	}{
 		"anonymous version":              {method: "GET", path: "/version", wantCode: 200},
-		"anonymous version slash":        {method: "GET", path: "/version/", wantCode: 404},
+		"anonymous version slash":        {method: "GET", path: "/version/", wantCode: 200},
 		"anonymous livez":                {method: "GET", path: "/livez", wantCode: 200},
 		"anonymous discovery":            {method: "GET", path: "/api", wantCode: 401, wantMessage: "Unauthorized"},
 		"anonymous health check detail":  {method: "GET", path: "/livez/ping", wantCode: 401, wantMessage: "Unauthorized"},

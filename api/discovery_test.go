@@ -20,10 +20,12 @@ import (
 
 func TestVersion(t *testing.T) {
 	h := New(Config{Version: version.Info{GitVersion: "v1.34.0-skiff"}})
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/version", nil))
-	if code, body := rec.Code, rec.Body.String(); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
-		t.Errorf("/version = %d %s", code, body)
+	for _, path := range []string{"/version", "/version/"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if code, body := rec.Code, rec.Body.String(); code != 200 || !json.Valid([]byte(body)) || !strings.Contains(body, `"gitVersion":"v1.34.0-skiff"`) {
+			t.Errorf("%s = %d %s", path, code, body)
+		}
 	}
 }
 
@@ -41,7 +43,7 @@ func TestDiscovery(t *testing.T) {
 		preferred = append(preferred, g.PreferredVersion.GroupVersion)
 	}
 	if diff := cmp.Diff([]string{"batch/v1", "events.k8s.io/v1", "discovery.k8s.io/v1", "rbac.authorization.k8s.io/v1",
-		"authentication.k8s.io/v1", "authorization.k8s.io/v1", "metrics.k8s.io/v1beta1"}, preferred); diff != "" {
+		"authentication.k8s.io/v1", "authorization.k8s.io/v1", "coordination.k8s.io/v1", "metrics.k8s.io/v1beta1"}, preferred); diff != "" {
 		t.Errorf("/apis (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {
@@ -57,6 +59,7 @@ func TestDiscovery(t *testing.T) {
 			{Name: "pods/ephemeralcontainers", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "pods/eviction", Namespaced: true, Group: "policy", Version: "v1", Kind: "Eviction", Verbs: metav1.Verbs{"create"}},
 			{Name: "pods/exec", Namespaced: true, Kind: "PodExecOptions", Verbs: metav1.Verbs{"create", "get"}},
+			{Name: "pods/proxy", Namespaced: true, Kind: "PodProxyOptions", Verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 			{Name: "events", SingularName: "event", Namespaced: true, Kind: "Event", ShortNames: []string{"ev"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"},
@@ -78,6 +81,8 @@ func TestDiscovery(t *testing.T) {
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "serviceaccounts/token", Namespaced: true, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest",
 				Verbs: metav1.Verbs{"create"}},
+			{Name: "podtemplates", SingularName: "podtemplate", Namespaced: true, Kind: "PodTemplate",
+				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		}},
 		"discovery": {path: "/apis/discovery.k8s.io/v1", want: []metav1.APIResource{
 			{Name: "endpointslices", SingularName: "endpointslice", Namespaced: true, Kind: "EndpointSlice",
@@ -146,7 +151,7 @@ func TestOpenAPIV3(t *testing.T) {
 	}
 	sort.Strings(keys)
 	if diff := cmp.Diff([]string{"api/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1",
-		"apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1"}, keys); diff != "" {
+		"apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1"}, keys); diff != "" {
 		t.Fatalf("paths (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {

@@ -101,7 +101,7 @@ func (s *server) updateEphemeralContainers(ns, name string, dryRun bool, change 
 		}
 		pod := old.DeepCopy()
 		pod.Spec.EphemeralContainers = changed.(*corev1.Pod).Spec.EphemeralContainers
-		kube.PrepareEphemeralContainers(&pod.Spec)
+		kube.PrepareEphemeralContainers(&pod.Spec, &old.Spec)
 		if errs := kube.ValidateEphemeralContainersUpdate(&pod.Spec, &old.Spec); len(errs) > 0 {
 			return apierrors.NewInvalid(podResource.groupKind(), name, errs)
 		}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -198,15 +199,13 @@ func listKey(namespace, name string, acrossNamespaces bool) string {
 	return name
 }
 
-// boolParam parses a boolean query parameter strictly.
-func boolParam(v, name string) (bool, error) {
-	switch v {
-	case "", "false", "0":
-		return false, nil
-	case "true", "1":
-		return true, nil
-	}
-	return false, apierrors.NewBadRequest(fmt.Sprintf("invalid value %q for %s: must be true or false", v, name))
+// boolParam reads a boolean query parameter as kube's query parameter
+// conversion does: absent, "0" or any case of "false" is false, any other
+// value (even empty) true — Python's client sends follow=True.
+func boolParam(vals []string) bool {
+	var b bool
+	_ = runtime.Convert_Slice_string_To_bool(&vals, &b, nil) // never fails
+	return b
 }
 
 // intParam parses a non-negative integer query parameter ("" = 0).

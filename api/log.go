@@ -1,15 +1,19 @@
 package api
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
@@ -49,6 +53,10 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if wsstream.IsWebSocketRequest(r) {
+		streamLogWebSocket(w, r, write)
+		return
+	}
 	lw := &logWriter{w: w}
 	if err := write(r.Context(), lw); err != nil {
 		if !lw.started {
@@ -58,6 +66,61 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")
 	}
 	lw.start()
+}
+
+// streamLogWebSocket answers a /log request that asks for a WebSocket
+// (Upgrade: websocket), as kube-apiserver streams any subresource: one
+// message per chunk of output, raw for the "binary.k8s.io" protocol (or
+// none), base64 for "base64.binary.k8s.io", then a close once write
+// returns. A client closing the socket ends write through its ctx.
+//
+// NOTE: errors found before streaming (no such container, a container
+// waiting to start) were answered as a Status before the upgrade, as
+// kube-apiserver answers them before it opens the stream.
+func streamLogWebSocket(w http.ResponseWriter, r *http.Request, write func(ctx context.Context, out io.Writer) error) {
+	protocols := wsstream.NewDefaultReaderProtocols()
+	if asked, ok := logWebSocketProtocol(r, protocols); !ok {
+		// NOTE: wsstream's Reader would refuse the handshake with a bare 403
+		// and then wait forever for a stream that never starts.
+		writeError(w, r, apierrors.NewForbidden(podResource.groupResource(), mux.Vars(r)["name"],
+			fmt.Errorf("requested protocol(s) are not supported: %q", asked)))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pw.CloseWithError(write(ctx, pw))
+	}()
+	if err := wsstream.NewReader(pr, true, protocols).Copy(hijacker{w}, r); err != nil {
+		logrus.WithField("path", r.URL.Path).WithError(err).Debug("log websocket ended")
+	}
+	cancel()
+	pr.Close()
+	<-done
+}
+
+// logWebSocketProtocol reports whether one of the subprotocols a WebSocket
+// request asks for (none means "") is one of protocols, and what it asked.
+func logWebSocketProtocol(r *http.Request, protocols map[string]wsstream.ReaderProtocolConfig) ([]string, bool) {
+	var asked []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			asked = append(asked, strings.TrimSpace(p))
+		}
+	}
+	if len(asked) == 0 {
+		_, ok := protocols[""]
+		return asked, ok
+	}
+	for _, p := range asked {
+		if _, ok := protocols[p]; ok {
+			return asked, true
+		}
+	}
+	return asked, false
 }
 
 // logWriter writes text/plain log output, sending the header on the first
@@ -99,9 +162,7 @@ func parseLogRequest(r *http.Request, pod *corev1.Pod) (logRequest, error) {
 		return req, err
 	}
 	for name, dst := range map[string]*bool{"follow": &req.Follow, "previous": &req.Previous, "timestamps": &req.Options.Timestamps} {
-		if *dst, err = boolParam(q.Get(name), name); err != nil {
-			return req, err
-		}
+		*dst = boolParam(q[name])
 	}
 	for name, dst := range map[string]**int64{"tailLines": &req.Options.TailLines, "limitBytes": &req.Options.LimitBytes} {
 		if v := q.Get(name); v != "" {

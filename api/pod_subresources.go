@@ -19,6 +19,12 @@ func (s *server) podSubresourceRoutes(r *mux.Router) {
 		http.MethodGet:  s.podAttach,
 		http.MethodPost: s.podAttach,
 	}))
+	proxy := map[string]http.HandlerFunc{}
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		proxy[m] = s.podProxy
+	}
+	r.HandleFunc(object+"/proxy", s.methods(podResource, "proxy", proxy))
+	r.HandleFunc(object+"/proxy/{path:.*}", s.methods(podResource, "proxy", proxy))
 	r.HandleFunc(object+"/ephemeralcontainers", s.methods(podResource, "ephemeralcontainers", map[string]http.HandlerFunc{
 		http.MethodGet:   s.get(podResource),
 		http.MethodPut:   s.putEphemeralContainers,
@@ -33,5 +39,6 @@ func podSubresources() []metav1.APIResource {
 		{Name: "pods/attach", Namespaced: true, Kind: "PodAttachOptions", Verbs: metav1.Verbs{"create", "get"}},
 		{Name: "pods/ephemeralcontainers", Namespaced: true, Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}},
 		{Name: "pods/exec", Namespaced: true, Kind: "PodExecOptions", Verbs: metav1.Verbs{"create", "get"}},
+		{Name: "pods/proxy", Namespaced: true, Kind: "PodProxyOptions", Verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 	}
 }

@@ -12,6 +12,7 @@ func (s *server) routes(r *mux.Router) {
 	s.healthRoutes(r, "livez", s.liveChecks())
 	s.healthRoutes(r, "readyz", s.readyChecks())
 	r.HandleFunc("/version", s.version)
+	r.HandleFunc("/version/", s.version) // kube-apiserver answers both
 
 	r.HandleFunc("/api", s.coreVersions)
 	r.HandleFunc("/apis", s.groupList)

@@ -2,6 +2,7 @@ package db
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -46,6 +47,8 @@ var (
 	Secrets         = Resource{Name: "secrets", Namespaced: true, New: func() Object { return &corev1.Secret{} }, NoGeneration: true}
 	ServiceAccounts = Resource{Name: "serviceaccounts", Namespaced: true, New: func() Object { return &corev1.ServiceAccount{} },
 		NoGeneration: true}
+	PodTemplates = Resource{Name: "podtemplates", Namespaced: true, New: func() Object { return &corev1.PodTemplate{} }}
+	Leases       = Resource{Name: "leases", Namespaced: true, New: func() Object { return &coordinationv1.Lease{} }, NoGeneration: true}
 
 	// RBAC's kinds: kube's strategies keep no generation for them either.
 	Roles               = Resource{Name: "roles", Namespaced: true, New: func() Object { return &rbacv1.Role{} }, NoGeneration: true}

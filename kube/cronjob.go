@@ -19,6 +19,7 @@ const CronJobNameMaxLength = 63 - 11
 // and the CronJob defaults.
 func PrepareCronJobForCreate(cj *batchv1.CronJob) {
 	cj.Status = batchv1.CronJobStatus{}
+	dropGatedPodSpecFields(&cj.Spec.JobTemplate.Spec.Template.Spec, nil)
 	defaultCronJob(cj)
 }
 
@@ -26,6 +27,7 @@ func PrepareCronJobForCreate(cj *batchv1.CronJob) {
 // and defaults its spec again.
 func PrepareCronJobForUpdate(cj, old *batchv1.CronJob) {
 	cj.Status = old.Status
+	dropGatedPodSpecFields(&cj.Spec.JobTemplate.Spec.Template.Spec, &old.Spec.JobTemplate.Spec.Template.Spec)
 	defaultCronJob(cj)
 }
 

@@ -18,7 +18,9 @@
 //	                      and Create (prepare, validate, admit) for writers other than
 //	                      the API; PreparePodForUpdate, PreparePodForStatusUpdate
 //	pod_defaults.go       pod spec and container defaults (SetDefaults_PodSpec, …)
-//	pod_validation.go     ValidatePodCreate, containers; pod_volumes.go: volumes, mounts
+//	pod_gates.go          the fields of gates off by default, dropped on write
+//	pod_validation.go     ValidatePodCreate, containers; pod_volumes.go: volumes, mounts;
+//	                      pod_sysctls.go: sysctl names and the host's namespaces
 //	pod_update.go         ValidatePodUpdate: what an update of a running pod may change
 //	pod_status_validation.go  ValidatePodStatusUpdate, for API clients writing status
 //	pod_ephemeral.go      the ephemeralcontainers subresource's validation
@@ -27,6 +29,7 @@
 //	job_defaults.go       Job defaults, the generated selector and labels
 //	job_validation*.go    ValidateJob, ValidateJobUpdate, ValidateJobStatusUpdate,
 //	                      podFailurePolicy, successPolicy, index sets
+//	podtemplate.go        PodTemplate strategy and validation (the template as a Job's)
 //	cronjob.go            CronJob strategy and defaults, CronJobSchedule (the schedule
 //	                      in its time zone, parsed as kube does), CronJobJobName
 //	cronjob_validation.go ValidateCronJob, ValidateCronJobUpdate

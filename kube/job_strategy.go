@@ -12,6 +12,7 @@ import (
 // generated from the Job's name and UID, which must be final.
 func PrepareJobForCreate(job *batchv1.Job) {
 	job.Status = batchv1.JobStatus{}
+	dropGatedPodSpecFields(&job.Spec.Template.Spec, nil)
 	defaultJob(job)
 }
 
@@ -19,6 +20,7 @@ func PrepareJobForCreate(job *batchv1.Job) {
 // defaults its spec and labels again.
 func PrepareJobForUpdate(job, old *batchv1.Job) {
 	job.Status = old.Status
+	dropGatedPodSpecFields(&job.Spec.Template.Spec, &old.Spec.Template.Spec)
 	defaultJobSpec(&job.Spec)
 	defaultJobLabels(job)
 }

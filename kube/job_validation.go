@@ -145,7 +145,7 @@ func validateJobSpec(spec *batchv1.JobSpec, fld *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, validatePodReplacementPolicy(spec, fld.Child("podReplacementPolicy"))...)
-	errs = append(errs, validateJobTemplate(&spec.Template, fld.Child("template"))...)
+	errs = append(errs, validatePodTemplateSpec(&spec.Template, fld.Child("template"))...)
 	return append(errs, validateJobRestartPolicy(spec, fld.Child("template", "spec", "restartPolicy"))...)
 }
 
@@ -245,13 +245,13 @@ func validateIndexedLimits(spec *batchv1.JobSpec, fld *field.Path) field.ErrorLi
 	return errs
 }
 
-// validateJobTemplate is kube's ValidatePodTemplateSpec for the template
-// (its labels and annotations are reported under spec.template.labels and
-// spec.template.annotations, as kube does).
-func validateJobTemplate(tmpl *corev1.PodTemplateSpec, fld *field.Path) field.ErrorList {
+// validatePodTemplateSpec is kube's ValidatePodTemplateSpec, for a Job's
+// template and a PodTemplate's (its labels and annotations are reported
+// under <fld>.labels and <fld>.annotations, as kube does).
+func validatePodTemplateSpec(tmpl *corev1.PodTemplateSpec, fld *field.Path) field.ErrorList {
 	errs := metavalidation.ValidateLabels(tmpl.Labels, fld.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(tmpl.Annotations, fld.Child("annotations"))...)
-	errs = append(errs, validatePodSpec(&tmpl.Spec, fld.Child("spec"))...)
+	errs = append(errs, validatePodSpec(&tmpl.Spec, nil, fld.Child("spec"))...)
 	if len(tmpl.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(fld.Child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // defaultPodSpec applies kube-apiserver's defaults to a pod spec (of a Pod
-// or of a Job's template).
+// or of a Job's or a PodTemplate's template).
 func defaultPodSpec(spec *corev1.PodSpec) {
 	if spec.RestartPolicy == "" {
 		spec.RestartPolicy = corev1.RestartPolicyAlways

@@ -27,10 +27,12 @@ type PodStrategy struct {
 }
 
 // PrepareForCreate is the strategy's PrepareForCreate with the defaulting
-// kube-apiserver applies on decode: the pod defaults (defaultPod), the
+// kube-apiserver applies on decode: the fields of gates off by default
+// dropped, the pod defaults (defaultPod), the
 // binding to this node, and phase Pending and the QoS class as the only
 // status.
 func (s PodStrategy) PrepareForCreate(pod *corev1.Pod) {
+	dropGatedPodSpecFields(&pod.Spec, nil)
 	defaultPod(pod)
 	// NOTE: skiff has no scheduler: a Pod created without a node is bound to
 	// this one, as the scheduler would bind it to the only node.
@@ -94,6 +96,7 @@ func podName(pod *corev1.Pod) string {
 func PreparePodForUpdate(pod, old *corev1.Pod) {
 	defaultPod(old)
 	pod.Status = old.Status
+	dropGatedPodSpecFields(&pod.Spec, &old.Spec)
 	defaultPod(pod)
 }
 
@@ -101,9 +104,11 @@ func PreparePodForUpdate(pod, old *corev1.Pod) {
 // status.
 func PreparePodForStatusUpdate(pod, old *corev1.Pod) { pod.Spec = old.Spec }
 
-// PrepareEphemeralContainers defaults the ephemeral containers of a pod
-// whose ephemeralcontainers subresource is written.
-func PrepareEphemeralContainers(spec *corev1.PodSpec) {
+// PrepareEphemeralContainers drops the gated fields of the ephemeral
+// containers of a pod whose ephemeralcontainers subresource is written
+// (old is the stored spec) and defaults them.
+func PrepareEphemeralContainers(spec, old *corev1.PodSpec) {
+	dropGatedPodSpecFields(spec, old)
 	for i := range spec.EphemeralContainers {
 		defaultContainer((*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon))
 	}

@@ -34,7 +34,7 @@ var updatablePodSpecFields = []string{
 // ValidatePodUpdate (pkg/apis/core/validation), so a client sees the same
 // first error.
 func ValidatePodUpdate(n, o *corev1.Pod) field.ErrorList {
-	errs := validatePod(n)
+	errs := validatePod(n, o)
 	spec := field.NewPath("spec")
 	cerrs, stop := validateContainerUpdates(n.Spec.Containers, o.Spec.Containers, spec.Child("containers"))
 	if errs = append(errs, cerrs...); stop {

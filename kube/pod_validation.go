@@ -7,14 +7,19 @@ import (
 )
 
 // validatePod validates a Pod's spec (its metadata is validated by the
-// generic create and update paths).
-func validatePod(pod *corev1.Pod) field.ErrorList {
-	return validatePodSpec(&pod.Spec, field.NewPath("spec"))
+// generic create and update paths); old is the stored pod on an update.
+func validatePod(pod, old *corev1.Pod) field.ErrorList {
+	var oldSpec *corev1.PodSpec
+	if old != nil {
+		oldSpec = &old.Spec
+	}
+	return validatePodSpec(&pod.Spec, oldSpec, field.NewPath("spec"))
 }
 
 // validatePodSpec validates the parts of a pod spec skiff acts on, with
-// kube-apiserver's messages.
-func validatePodSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
+// kube-apiserver's messages; old is the stored spec on an update (nil on a
+// create and for templates).
+func validatePodSpec(spec, old *corev1.PodSpec, fld *field.Path) field.ErrorList {
 	volumes, errs := validateVolumes(spec.Volumes, fld.Child("volumes"))
 	names := map[string]bool{}
 	errs = append(errs, validateContainers(spec.InitContainers, volumes, fld.Child("initContainers"), names)...)
@@ -30,6 +35,9 @@ func validatePodSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fld.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
 	}
 	errs = append(errs, validateImagePullSecrets(spec.ImagePullSecrets, fld.Child("imagePullSecrets"))...)
+	if sc := spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		errs = append(errs, validateSysctls(spec, old, fld.Child("securityContext", "sysctls"))...)
+	}
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d < 1 {
 		errs = append(errs, field.Invalid(fld.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
 	}
@@ -88,7 +96,7 @@ func supported[T ~string](fld *field.Path, value string, valid ...T) field.Error
 // ValidatePodCreate validates a new Pod: as any pod, and without ephemeral
 // containers, which only the subresource adds.
 func ValidatePodCreate(pod *corev1.Pod) field.ErrorList {
-	errs := validatePod(pod)
+	errs := validatePod(pod, nil)
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
 	}

@@ -79,7 +79,7 @@ func TestValidatePodVolumes(t *testing.T) {
 					ImagePullPolicy: corev1.PullIfNotPresent, TerminationMessagePolicy: corev1.TerminationMessageReadFile}},
 			}
 			var got []string
-			for _, e := range validatePodSpec(&spec, field.NewPath("spec")) {
+			for _, e := range validatePodSpec(&spec, nil, field.NewPath("spec")) {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

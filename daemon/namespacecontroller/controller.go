@@ -165,7 +165,7 @@ func (c *Controller) finalize(ns string) bool {
 func deleteContent(tx *db.Tx, ns string) (int, error) {
 	left := 0
 	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Events, db.Services, db.Endpoints, db.EndpointSlices, db.ConfigMaps, db.Secrets,
-		db.ServiceAccounts, db.Roles, db.RoleBindings} {
+		db.ServiceAccounts, db.Roles, db.RoleBindings, db.PodTemplates, db.Leases} {
 		objs, err := tx.List(r, ns, nil)
 		if err != nil {
 			return 0, err
