@@ -55,6 +55,8 @@ type containerRun struct {
 	newSpec     chan *corev1.Container // a changed definition (image): see update.go
 	specChanged bool                   // the running instance was stopped for a new definition
 
+	postStartFailure string // the kubelet's message for the last instance's failed postStart hook
+
 	startedOnce sync.Once
 	startedCh   chan struct{} // closed once the container has started (sidecars)
 	done        chan struct{} // closed when a sidecar's run ends
@@ -181,8 +183,18 @@ func (r *containerRun) run(ctx context.Context) (succeeded, ok bool) {
 			return false, false
 		}
 		changed := r.takeSpecChange()
+		hookFailure := r.postStartFailure
+		r.postStartFailure = ""
 		if r.stopping() || !(changed || kube.ContainerRestarts(&r.pod.Spec, r.spec.Name, code)) {
 			return code == 0, true
+		}
+		if hookFailure != "" {
+			// As the kubelet's reason cache shows it until the restart (or
+			// the back-off in its place).
+			if err := r.setWaiting(reasonPostStartHookError, hookFailure); err != nil {
+				r.w.logError("recording postStart failure", err)
+				return false, false
+			}
 		}
 		if !changed && !r.backOff(ctx, exitedAt) {
 			return false, ctx.Err() == nil
@@ -360,7 +372,12 @@ func (r *containerRun) follow(ctx context.Context, id string, exit <-chan runtim
 	if !ok {
 		return 0, time.Time{}, false
 	}
-	err := r.recordExit(id, status)
+	var opts []exitOption
+	if r.postStartFailure != "" {
+		// Never recorded running: its start comes from the runtime.
+		opts = append(opts, withStartedAt(r.startedAt))
+	}
+	err := r.recordExit(id, status, opts...)
 	if errors.Is(err, errPodGone) {
 		r.w.removeInstance(id) // nothing left to record it in
 		return 0, time.Time{}, false

@@ -2,6 +2,7 @@ package podworker
 
 import (
 	"errors"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/skiff-sh/skiff/kube"
@@ -16,6 +17,10 @@ type exitOption func(*corev1.ContainerStateTerminated)
 
 func withReason(reason, message string) exitOption {
 	return func(t *corev1.ContainerStateTerminated) { t.Reason, t.Message = reason, message }
+}
+
+func withStartedAt(t time.Time) exitOption {
+	return func(term *corev1.ContainerStateTerminated) { term.StartedAt = metav1.NewTime(t) }
 }
 
 // recordExit writes the instance's terminated state. A regular init

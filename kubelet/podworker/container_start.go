@@ -69,12 +69,20 @@ func (r *containerRun) launch(ctx context.Context, id string) (exit <-chan runti
 		return nil, 128, r.recordStartError(id, err), nil
 	}
 	r.startedAt = startedAt
+	r.event(corev1.EventTypeNormal, "Started", "Started container %v", r.spec.Name)
+	r.log.WithField("attempt", r.attempt).Info("container started")
+	// The kubelet runs postStart before its next status: the container
+	// shows Running (and may be Ready) only once the hook is done.
+	if h := r.postStart(); h != nil {
+		if msg, failed := r.runPostStart(ctx, id, h); failed {
+			exit, ok := r.failPostStart(ctx, id, exit, msg)
+			return exit, 0, ok, nil
+		}
+	}
 	if err := r.recordRunning(id, startedAt); err != nil {
 		r.w.logError("recording container start", err)
 		return nil, 0, false, nil
 	}
-	r.event(corev1.EventTypeNormal, "Started", "Started container %v", r.spec.Name)
-	r.log.WithField("attempt", r.attempt).Info("container started")
 	return exit, 0, true, nil
 }
 

@@ -33,7 +33,11 @@ type script struct {
 	// slowStop: a stop waits out its grace (the caller's context, in the
 	// test) and leaves the container running.
 	slowStop  bool
-	probeCode int // what an exec probe in it returns
+	probeCode int // what an exec probe (or hook) in it returns
+	// execGate, when set, holds every exec after the first gateAfter
+	// until it is closed.
+	execGate  chan struct{}
+	gateAfter int
 }
 
 // scriptedRuntime is a Runtime whose containers behave as their scripts
@@ -50,6 +54,7 @@ type scriptedRuntime struct {
 	started   map[string]int
 	stops     []time.Duration // grace of every Stop, in order
 	lists     int             // calls of List: recoveries and sweeps
+	execs     int             // calls of Exec
 }
 
 type scriptedInstance struct {
@@ -160,7 +165,14 @@ func (s *scriptedRuntime) Exec(_ context.Context, id string, cfg runtime.ExecCon
 	if in == nil || in.state != runtime.StateRunning {
 		return 0, fmt.Errorf("exec in %q: %w", id, runtime.ErrNotFound)
 	}
-	code := s.scripts[in.cfg.Labels[runtime.LabelContainerName]].probeCode
+	s.execs++
+	sc := s.scripts[in.cfg.Labels[runtime.LabelContainerName]]
+	if sc.execGate != nil && s.execs > sc.gateAfter {
+		s.mu.Unlock()
+		<-sc.execGate
+		s.mu.Lock()
+	}
+	code := sc.probeCode
 	if code != 0 && cfg.Stderr != nil {
 		fmt.Fprintf(cfg.Stderr, "%s: exit %d", strings.Join(cfg.Args, " "), code)
 	}

@@ -32,6 +32,10 @@ const (
 	reasonDeadlineExceeded   = "DeadlineExceeded"
 	reasonUnschedulable      = "Unschedulable"
 	reasonTerminationKubelet = "TerminationByKubelet"
+	// A failed postStart hook: the event's reason, and the waiting reason
+	// (the kubelet's ErrPostStartHook) until the container restarts.
+	reasonFailedPostStartHook = "FailedPostStartHook"
+	reasonPostStartHookError  = "PostStartHookError"
 )
 
 // messageLost is the kubelet's message for a container it cannot find.
