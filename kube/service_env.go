@@ -2,16 +2,47 @@ package kube
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // APIServiceName is the Service of the default namespace that fronts the
 // API server, whose variables every container gets.
 const APIServiceName = "kubernetes"
+
+// ServiceLinkEnv is the kubelet's service environment of a container in
+// namespace ns (getServiceEnvVarMap) drawn from services, which hold the
+// API's Service of the default namespace and, when enableServiceLinks,
+// the Services of ns: the API's Service always (whatever
+// enableServiceLinks says), those of ns only with it. A Service of ns
+// named like the API's takes its place, as the kubelet's map does. Only
+// Services with a cluster IP count (not headless ones, not ExternalName).
+func ServiceLinkEnv(ns string, enableServiceLinks bool, services []*corev1.Service) []corev1.EnvVar {
+	chosen := map[string]*corev1.Service{}
+	for _, svc := range services {
+		switch {
+		case svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone:
+		case svc.Namespace == ns && enableServiceLinks:
+			chosen[svc.Name] = svc
+		case svc.Namespace == metav1.NamespaceDefault && svc.Name == APIServiceName:
+			if _, taken := chosen[svc.Name]; !taken {
+				chosen[svc.Name] = svc
+			}
+		}
+	}
+	names := slices.Sorted(maps.Keys(chosen))
+	var env []corev1.EnvVar
+	for _, name := range names {
+		env = append(env, ServiceEnv(chosen[name])...)
+	}
+	return env
+}
 
 // ServiceEnv is the kubelet's environment for a Service (envvars
 // FromServices): <NAME>_SERVICE_HOST, _SERVICE_PORT (the first port),

@@ -161,17 +161,15 @@ func envLookup(env []string) func(string) (string, bool) {
 // through src.
 func resolveEnv(pod *corev1.Pod, c *corev1.Container, node nodeInfo, src sourceReader) ([]string, error) {
 	b := &envBuilder{values: map[string]string{}}
-	// NOTE: the kubelet gives every container the variables of the API's
-	// Service whatever enableServiceLinks says; the container's own
-	// definitions override them.
-	apiSvc, err := src.apiService()
+	// The Services' variables come first: the container's own
+	// definitions override them (and may refer to them).
+	links := pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks
+	svcs, err := src.services(pod.Namespace, links)
 	if err != nil {
 		return nil, err
 	}
-	if apiSvc != nil {
-		for _, e := range kube.ServiceEnv(apiSvc) {
-			b.set(e.Name, e.Value)
-		}
+	for _, e := range kube.ServiceLinkEnv(pod.Namespace, links, svcs) {
+		b.set(e.Name, e.Value)
 	}
 	if err := addEnvFrom(b, pod, c, src); err != nil {
 		return nil, err

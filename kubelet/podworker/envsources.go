@@ -17,9 +17,10 @@ type sourceReader interface {
 	secret(ns, name string) (*corev1.Secret, error)
 	// token is the ServiceAccount token of a projected volume's source.
 	token(pod *corev1.Pod, source *corev1.ServiceAccountTokenProjection) (string, error)
-	// apiService is the "kubernetes" Service of the default namespace
-	// (nil when there is none).
-	apiService() (*corev1.Service, error)
+	// services are the Services a container's environment is made of:
+	// the "kubernetes" Service of the default namespace and, when links,
+	// every Service of namespace ns.
+	services(ns string, links bool) ([]*corev1.Service, error)
 }
 
 // envBuilder collects a container's variables in the order they are first

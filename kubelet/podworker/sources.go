@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/db"
@@ -122,6 +123,31 @@ func (s *sources) secret(ns, name string) (*corev1.Secret, error) {
 // token is a pod's ServiceAccount token (tokens.token).
 func (s *sources) token(pod *corev1.Pod, source *corev1.ServiceAccountTokenProjection) (string, error) {
 	return s.tokens.token(pod, source)
+}
+
+// services reads the Services of a container's environment (see
+// sourceReader) as they are now: the kubelet gives a container the
+// Services that exist when it starts.
+func (s *sources) services(ns string, links bool) ([]*corev1.Service, error) {
+	api, err := s.apiService()
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Service
+	if api != nil {
+		out = append(out, api)
+	}
+	if !links || s.store == nil {
+		return out, nil
+	}
+	objs, _, err := s.store.List(db.Services, ns, labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Service))
+	}
+	return out, nil
 }
 
 // apiService reads the kubernetes Service of the default namespace; a

@@ -36,9 +36,14 @@ func (f fakeSources) token(pod *corev1.Pod, source *corev1.ServiceAccountTokenPr
 	return "token:" + pod.Spec.ServiceAccountName + ":" + pod.Name + ":" + source.Audience, nil
 }
 
-func (f fakeSources) apiService() (*corev1.Service, error) {
-	svc, _ := f["default/kubernetes"].(*corev1.Service)
-	return svc, nil
+func (f fakeSources) services(ns string, links bool) ([]*corev1.Service, error) {
+	var out []*corev1.Service
+	for _, obj := range f {
+		if svc, ok := obj.(*corev1.Service); ok && (svc.Namespace == ns && links || svc.Namespace == "default" && svc.Name == "kubernetes") {
+			out = append(out, svc)
+		}
+	}
+	return out, nil
 }
 
 func testSources() fakeSources {
