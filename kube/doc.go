@@ -41,7 +41,8 @@
 //	pod_serviceaccount.go PodStrategy.Admit: the ServiceAccount admission (the account,
 //	                      the kube-api-access volume, the account's imagePullSecrets)
 //	serviceaccount.go     the ServiceAccount strategy; service_env.go: the kubelet's
-//	                      variables of a Service (ServiceEnv)
+//	                      variables of a Service (ServiceEnv) and which Services a
+//	                      container gets (ServiceLinkEnv, enableServiceLinks)
 //	grace.go              DeletionGrace: the grace period of a deletion
 //	job.go                IsJobFinished, JobFinishedCondition, IsJobConditionTrue, IsIndexedJob
 //

@@ -27,7 +27,8 @@
 // the node's facts, the resolved env, the prepared mounts, the sandbox, the
 // image), as the kubelet's GenerateRunContainerOptions prepares what
 // generateContainerConfig translates. The lifecycle itself (create, start,
-// exit, restart, stop, recover, deadline, probes) is unit-tested in
+// postStart and preStop hooks (lifecycle.go), exit, restart, stop,
+// recover, deadline, probes) is unit-tested in
 // lifecycle_test.go against a scripted runtime and an injected clock.
 //
 // Volumes (volumes*.go, atomicwriter.go, downwardapi.go, hostpath.go,
