@@ -1,11 +1,15 @@
 package podworker
 
 import (
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/skiff-sh/skiff/kube"
 )
@@ -119,5 +123,45 @@ func TestPostStartMessage(t *testing.T) {
 	want := `Exec lifecycle hook ([hook]) for Container "main" in Pod "p_default(uid-p)" failed - error: command 'hook' exited with 2: hook: exit 2, message: "hook: exit 2"`
 	if got != want {
 		t.Errorf("message\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestPostStartHTTP: an HTTP hook passes whatever status answers it, and
+// fails when nothing answers.
+func TestPostStartHTTP(t *testing.T) {
+	t.Parallel()
+	hits := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- r.URL.Path
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+	for name, port := range map[string]int{"answered": srv.Listener.Addr().(*net.TCPAddr).Port, "refused": closedPort} {
+		l := newLifecycle(t, map[string]script{"main": {runs: true}})
+		pod := onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main", Lifecycle: &corev1.Lifecycle{
+			PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Path: "/hook", Port: intstr.FromInt(port)}}}})
+		l.create(pod)
+		l.run()
+		if name == "answered" {
+			l.waitPod("p", "running", isRunning("main"))
+			if l.rec.has(reasonFailedPostStartHook) {
+				t.Errorf("answered: FailedPostStartHook in %q", l.rec.all())
+			}
+			if n := len(hits); n != 1 || <-hits != "/hook" {
+				t.Errorf("answered: the hook's server saw %d requests, want one GET /hook", n)
+			}
+		} else {
+			l.waitPod("p", "failed", phaseIs(corev1.PodFailed))
+			if !l.rec.has(reasonFailedPostStartHook) {
+				t.Errorf("refused: no FailedPostStartHook in %q", l.rec.all())
+			}
+		}
+		l.halt()
 	}
 }
