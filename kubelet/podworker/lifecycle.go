@@ -56,7 +56,7 @@ func (r *containerRun) runHandler(ctx context.Context, id string, h *corev1.Life
 		}
 		return "", nil
 	case h.HTTPGet != nil:
-		_, err := r.httpProbe(ctx, h.HTTPGet)
+		_, err := r.httpProbe(ctx, h.HTTPGet, hookUserAgent)
 		if _, answered := err.(probeFailure); answered || err == nil {
 			return "", nil // any status will do for a hook
 		}

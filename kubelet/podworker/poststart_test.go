@@ -132,7 +132,7 @@ func TestPostStartHTTP(t *testing.T) {
 	t.Parallel()
 	hits := make(chan string, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits <- r.URL.Path
+		hits <- r.UserAgent() + " " + r.URL.Path
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	defer srv.Close()
@@ -153,8 +153,8 @@ func TestPostStartHTTP(t *testing.T) {
 			if l.rec.has(reasonFailedPostStartHook) {
 				t.Errorf("answered: FailedPostStartHook in %q", l.rec.all())
 			}
-			if n := len(hits); n != 1 || <-hits != "/hook" {
-				t.Errorf("answered: the hook's server saw %d requests, want one GET /hook", n)
+			if n := len(hits); n != 1 || <-hits != "kube-lifecycle/1.34 /hook" {
+				t.Errorf("answered: the hook's server saw %d requests, want one GET /hook from kube-lifecycle/1.34", n)
 			}
 		} else {
 			l.waitPod("p", "failed", phaseIs(corev1.PodFailed))

@@ -26,8 +26,11 @@ import (
 	"github.com/skiff-sh/skiff/runtime"
 )
 
-// probeUserAgent is the User-Agent of the kubelet's HTTP probes.
-const probeUserAgent = "kube-probe/1.34"
+// The User-Agents of the kubelet's HTTP probes and HTTP lifecycle hooks.
+const (
+	probeUserAgent = "kube-probe/1.34"
+	hookUserAgent  = "kube-lifecycle/1.34"
+)
 
 // maxProbeBody is how much of an HTTP probe's response body is read.
 const maxProbeBody = 10 * 1024
@@ -43,7 +46,7 @@ func (r *containerRun) runProbe(ctx context.Context, id string, p *corev1.Probe,
 	case p.Exec != nil:
 		res, err = r.execProbe(ctx, id, p.Exec.Command)
 	case p.HTTPGet != nil:
-		res, err = r.httpProbe(ctx, p.HTTPGet)
+		res, err = r.httpProbe(ctx, p.HTTPGet, probeUserAgent)
 	case p.TCPSocket != nil:
 		res, err = r.tcpProbe(ctx, p.TCPSocket)
 	case p.GRPC != nil:
@@ -132,8 +135,8 @@ func (r *containerRun) probePort(port intstr.IntOrString) (int, error) {
 
 // httpProbe GETs the URL: a status from 200 to 399 passes. Redirects are
 // followed on the same host only; one to another host passes, as with the
-// kubelet.
-func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (prober.Result, error) {
+// kubelet. userAgent tells a probe (probeUserAgent) from a hook.
+func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction, userAgent string) (prober.Result, error) {
 	port, err := r.probePort(g.Port)
 	if err != nil {
 		return prober.Failure, err
@@ -155,7 +158,7 @@ func (r *containerRun) httpProbe(ctx context.Context, g *corev1.HTTPGetAction) (
 	if err != nil {
 		return prober.Failure, err
 	}
-	req.Header.Set("User-Agent", probeUserAgent)
+	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "*/*")
 	for _, h := range g.HTTPHeaders {
 		if strings.EqualFold(h.Name, "Host") {

@@ -69,14 +69,14 @@ func TestHTTPProbe(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, _ := r.httpProbe(context.Background(), &tc.action)
+			got, _ := r.httpProbe(context.Background(), &tc.action, probeUserAgent)
 			if got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
 	}
 	headers := corev1.HTTPGetAction{Path: "ok", Port: intstr.FromInt(port), HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Probe", Value: "1"}, {Name: "Host", Value: "example.com"}}}
-	if got, err := r.httpProbe(context.Background(), &headers); got != prober.Success {
+	if got, err := r.httpProbe(context.Background(), &headers, probeUserAgent); got != prober.Success {
 		t.Errorf("with headers: %v %v", got, err)
 	}
 	if gotUA != "kube-probe/1.34" || gotHost != "example.com" || gotHeader != "1" {
