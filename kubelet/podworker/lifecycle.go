@@ -24,6 +24,8 @@ func (r *containerRun) runPreStop(ctx context.Context, id string, grace, minimum
 		hctx, cancel := context.WithTimeout(ctx, grace)
 		if msg, err := r.runHandler(hctx, id, h); err != nil {
 			r.log.WithError(err).WithField("hook", msg).Warn("FailedPreStopHook")
+			// As the kubelet: the event leaves the output out (secrets).
+			r.event(corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 		}
 		cancel()
 	}

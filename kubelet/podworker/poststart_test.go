@@ -165,3 +165,19 @@ func TestPostStartHTTP(t *testing.T) {
 		l.halt()
 	}
 }
+
+// TestPreStopFails: a failed preStop hook gets the kubelet's Warning event
+// (without its output) and the container is stopped all the same.
+func TestPreStopFails(t *testing.T) {
+	t.Parallel()
+	l := newLifecycle(t, map[string]script{"main": {runs: true, probeCode: 1}})
+	l.create(onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main", Lifecycle: &corev1.Lifecycle{
+		PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"hook"}}}}}))
+	l.run()
+	l.waitPod("p", "running", isRunning("main"))
+	l.markDeleted("p", 5)
+	l.waitGone("p")
+	if events := strings.Join(l.rec.all(), "\n"); !strings.Contains(events, "spec.containers{main} Warning FailedPreStopHook PreStopHook failed") {
+		t.Errorf("no FailedPreStopHook event in %q", events)
+	}
+}
