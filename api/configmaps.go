@@ -39,12 +39,8 @@ var configMapResource = &resource{
 }
 
 func newConfigMapList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.ConfigMapList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, ListMeta: meta,
-		Items: make([]corev1.ConfigMap, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.ConfigMap)
-	}
-	return l
+	return &corev1.ConfigMapList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, ListMeta: meta,
+		Items: listItems[corev1.ConfigMap](items)}
 }
 
 var configMapColumns = []metav1.TableColumnDefinition{

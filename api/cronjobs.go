@@ -42,12 +42,8 @@ var cronJobResource = &resource{
 }
 
 func newCronJobList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &batchv1.CronJobList{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJobList"}, ListMeta: meta,
-		Items: make([]batchv1.CronJob, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*batchv1.CronJob)
-	}
-	return l
+	return &batchv1.CronJobList{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJobList"}, ListMeta: meta,
+		Items: listItems[batchv1.CronJob](items)}
 }
 
 // cronJobColumns are kube's CronJob columns (priority 1 = kubectl -o wide).

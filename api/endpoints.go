@@ -49,12 +49,8 @@ var endpointsResource = &resource{
 }
 
 func newEndpointsList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.EndpointsList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "EndpointsList"}, ListMeta: meta,
-		Items: make([]corev1.Endpoints, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Endpoints)
-	}
-	return l
+	return &corev1.EndpointsList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "EndpointsList"}, ListMeta: meta,
+		Items: listItems[corev1.Endpoints](items)}
 }
 
 var endpointsColumns = []metav1.TableColumnDefinition{

@@ -55,12 +55,8 @@ var endpointSliceResource = &resource{
 }
 
 func newEndpointSliceList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &discoveryv1.EndpointSliceList{TypeMeta: metav1.TypeMeta{APIVersion: discoveryV1.String(), Kind: "EndpointSliceList"},
-		ListMeta: meta, Items: make([]discoveryv1.EndpointSlice, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*discoveryv1.EndpointSlice)
-	}
-	return l
+	return &discoveryv1.EndpointSliceList{TypeMeta: metav1.TypeMeta{APIVersion: discoveryV1.String(), Kind: "EndpointSliceList"},
+		ListMeta: meta, Items: listItems[discoveryv1.EndpointSlice](items)}
 }
 
 var endpointSliceColumns = []metav1.TableColumnDefinition{

@@ -42,12 +42,8 @@ var eventResource = &resource{
 }
 
 func newEventList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.EventList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "EventList"}, ListMeta: meta,
-		Items: make([]corev1.Event, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Event)
-	}
-	return l
+	return &corev1.EventList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "EventList"}, ListMeta: meta,
+		Items: listItems[corev1.Event](items)}
 }
 
 // eventFields are the event fields usable in field selectors; `kubectl

@@ -52,12 +52,8 @@ var jobResource = &resource{
 }
 
 func newJobList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &batchv1.JobList{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "JobList"}, ListMeta: meta,
-		Items: make([]batchv1.Job, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*batchv1.Job)
-	}
-	return l
+	return &batchv1.JobList{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "JobList"}, ListMeta: meta,
+		Items: listItems[batchv1.Job](items)}
 }
 
 // jobFields are the job fields usable in field selectors.

@@ -49,12 +49,8 @@ var leaseResource = &resource{
 }
 
 func newLeaseList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &coordinationv1.LeaseList{TypeMeta: metav1.TypeMeta{APIVersion: coordinationV1.String(), Kind: "LeaseList"},
-		ListMeta: meta, Items: make([]coordinationv1.Lease, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*coordinationv1.Lease)
-	}
-	return l
+	return &coordinationv1.LeaseList{TypeMeta: metav1.TypeMeta{APIVersion: coordinationV1.String(), Kind: "LeaseList"},
+		ListMeta: meta, Items: listItems[coordinationv1.Lease](items)}
 }
 
 // leaseColumns are kube's Lease columns.

@@ -48,12 +48,8 @@ var namespaceResource = &resource{
 }
 
 func newNamespaceList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.NamespaceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NamespaceList"}, ListMeta: meta,
-		Items: make([]corev1.Namespace, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Namespace)
-	}
-	return l
+	return &corev1.NamespaceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NamespaceList"}, ListMeta: meta,
+		Items: listItems[corev1.Namespace](items)}
 }
 
 // namespaceFields are the namespace fields usable in field selectors.

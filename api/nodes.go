@@ -44,12 +44,8 @@ var nodeResource = &resource{
 }
 
 func newNodeList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}, ListMeta: meta,
-		Items: make([]corev1.Node, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Node)
-	}
-	return l
+	return &corev1.NodeList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "NodeList"}, ListMeta: meta,
+		Items: listItems[corev1.Node](items)}
 }
 
 // nodeFields are the node fields usable in field selectors.

@@ -71,12 +71,8 @@ func podWarnings(obj db.Object, created bool) []string {
 }
 
 func newPodList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta,
-		Items: make([]corev1.Pod, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Pod)
-	}
-	return l
+	return &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta,
+		Items: listItems[corev1.Pod](items)}
 }
 
 // podFields are the pod fields usable in field selectors.

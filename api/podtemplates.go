@@ -43,12 +43,8 @@ var podTemplateResource = &resource{
 }
 
 func newPodTemplateList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.PodTemplateList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplateList"}, ListMeta: meta,
-		Items: make([]corev1.PodTemplate, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.PodTemplate)
-	}
-	return l
+	return &corev1.PodTemplateList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplateList"}, ListMeta: meta,
+		Items: listItems[corev1.PodTemplate](items)}
 }
 
 // podTemplateColumns are kube's PodTemplate columns.

@@ -38,11 +38,7 @@ func rbacResource(kind, plural, singular string, store db.Resource, goType, list
 var roleResource = func() *resource {
 	rs := rbacResource("Role", "roles", "role", db.Roles, reflect.TypeOf(rbacv1.Role{}), reflect.TypeOf(rbacv1.RoleList{}))
 	rs.newList = func(items []db.Object, meta metav1.ListMeta) runtime.Object {
-		l := &rbacv1.RoleList{TypeMeta: listTypeMeta("RoleList"), ListMeta: meta, Items: make([]rbacv1.Role, len(items))}
-		for i, it := range items {
-			l.Items[i] = *it.(*rbacv1.Role)
-		}
-		return l
+		return &rbacv1.RoleList{TypeMeta: listTypeMeta("RoleList"), ListMeta: meta, Items: listItems[rbacv1.Role](items)}
 	}
 	rs.columns, rs.cells = createdAtColumns, createdAtCells
 	rs.validateCreate = validateAs(kube.ValidateRole)
@@ -53,11 +49,7 @@ var roleResource = func() *resource {
 var clusterRoleResource = func() *resource {
 	rs := rbacResource("ClusterRole", "clusterroles", "clusterrole", db.ClusterRoles, reflect.TypeOf(rbacv1.ClusterRole{}), reflect.TypeOf(rbacv1.ClusterRoleList{}))
 	rs.newList = func(items []db.Object, meta metav1.ListMeta) runtime.Object {
-		l := &rbacv1.ClusterRoleList{TypeMeta: listTypeMeta("ClusterRoleList"), ListMeta: meta, Items: make([]rbacv1.ClusterRole, len(items))}
-		for i, it := range items {
-			l.Items[i] = *it.(*rbacv1.ClusterRole)
-		}
-		return l
+		return &rbacv1.ClusterRoleList{TypeMeta: listTypeMeta("ClusterRoleList"), ListMeta: meta, Items: listItems[rbacv1.ClusterRole](items)}
 	}
 	rs.columns, rs.cells = createdAtColumns, createdAtCells
 	rs.validateCreate = validateAs(kube.ValidateClusterRole)
@@ -68,11 +60,7 @@ var clusterRoleResource = func() *resource {
 var roleBindingResource = func() *resource {
 	rs := rbacResource("RoleBinding", "rolebindings", "rolebinding", db.RoleBindings, reflect.TypeOf(rbacv1.RoleBinding{}), reflect.TypeOf(rbacv1.RoleBindingList{}))
 	rs.newList = func(items []db.Object, meta metav1.ListMeta) runtime.Object {
-		l := &rbacv1.RoleBindingList{TypeMeta: listTypeMeta("RoleBindingList"), ListMeta: meta, Items: make([]rbacv1.RoleBinding, len(items))}
-		for i, it := range items {
-			l.Items[i] = *it.(*rbacv1.RoleBinding)
-		}
-		return l
+		return &rbacv1.RoleBindingList{TypeMeta: listTypeMeta("RoleBindingList"), ListMeta: meta, Items: listItems[rbacv1.RoleBinding](items)}
 	}
 	rs.columns = bindingColumns("roleBinding")
 	rs.cells = func(obj db.Object, now time.Time) []any {
@@ -90,12 +78,8 @@ var clusterRoleBindingResource = func() *resource {
 	rs := rbacResource("ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", db.ClusterRoleBindings,
 		reflect.TypeOf(rbacv1.ClusterRoleBinding{}), reflect.TypeOf(rbacv1.ClusterRoleBindingList{}))
 	rs.newList = func(items []db.Object, meta metav1.ListMeta) runtime.Object {
-		l := &rbacv1.ClusterRoleBindingList{TypeMeta: listTypeMeta("ClusterRoleBindingList"), ListMeta: meta,
-			Items: make([]rbacv1.ClusterRoleBinding, len(items))}
-		for i, it := range items {
-			l.Items[i] = *it.(*rbacv1.ClusterRoleBinding)
-		}
-		return l
+		return &rbacv1.ClusterRoleBindingList{TypeMeta: listTypeMeta("ClusterRoleBindingList"), ListMeta: meta,
+			Items: listItems[rbacv1.ClusterRoleBinding](items)}
 	}
 	rs.columns = bindingColumns("clusterRoleBinding")
 	rs.cells = func(obj db.Object, now time.Time) []any {

@@ -177,3 +177,12 @@ func prepareUpdateAs[T db.Object](update, status func(T, T)) func(db.Object, db.
 		update(newObj.(T), oldObj.(T))
 	}
 }
+
+// listItems is a list's Items: the stored objects, each a *T, as values.
+func listItems[T any](items []db.Object) []T {
+	out := make([]T, len(items))
+	for i, it := range items {
+		out[i] = *any(it).(*T)
+	}
+	return out
+}

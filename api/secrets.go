@@ -41,12 +41,8 @@ var secretResource = &resource{
 }
 
 func newSecretList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}, ListMeta: meta,
-		Items: make([]corev1.Secret, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Secret)
-	}
-	return l
+	return &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}, ListMeta: meta,
+		Items: listItems[corev1.Secret](items)}
 }
 
 // secretFields are the secret fields usable in field selectors (kube's

@@ -50,12 +50,8 @@ var serviceAccountResource = &resource{
 }
 
 func newServiceAccountList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.ServiceAccountList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccountList"}, ListMeta: meta,
-		Items: make([]corev1.ServiceAccount, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.ServiceAccount)
-	}
-	return l
+	return &corev1.ServiceAccountList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccountList"}, ListMeta: meta,
+		Items: listItems[corev1.ServiceAccount](items)}
 }
 
 var serviceAccountColumns = []metav1.TableColumnDefinition{

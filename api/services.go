@@ -50,12 +50,8 @@ var serviceResource = &resource{
 }
 
 func newServiceList(items []db.Object, meta metav1.ListMeta) runtime.Object {
-	l := &corev1.ServiceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceList"}, ListMeta: meta,
-		Items: make([]corev1.Service, len(items))}
-	for i, it := range items {
-		l.Items[i] = *it.(*corev1.Service)
-	}
-	return l
+	return &corev1.ServiceList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceList"}, ListMeta: meta,
+		Items: listItems[corev1.Service](items)}
 }
 
 // serviceFields are the service fields usable in field selectors.
