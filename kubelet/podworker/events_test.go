@@ -95,20 +95,7 @@ func TestImageEvents(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := &fakeRecorder{}
 			rt := &fakeImages{present: map[string]bool{"busybox:1.35": tc.present}, pullErr: tc.pullErr}
-			w := &worker{m: &Manager{cfg: Config{Runtime: rt, Recorder: rec}}, ns: "default", name: "p", uid: "uid"}
-			spec := &corev1.Container{Name: "c", Image: "busybox:1.35", ImagePullPolicy: tc.policy}
-			r := &containerRun{w: w, pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}, spec: spec}
-			err := r.ensureImage(context.Background())
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("ensureImage: %v", err)
-			}
-			var got []string
-			for _, ev := range rec.events {
-				got = append(got, duration.ReplaceAllString(ev, "in T (T "))
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want,+got):\n%s", diff)
-			}
+			checkEnsureImage(t, Config{Runtime: rt, Recorder: rec}, rec, tc.policy, tc.wantErr, tc.want)
 		})
 	}
 }
@@ -137,6 +124,27 @@ func TestContainerEventReferences(t *testing.T) {
 		t.Errorf("(-want,+got):\n%s", diff)
 	}
 	if diff := cmp.Diff("p_ns(uid)", podDescription(pod)); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+}
+
+// checkEnsureImage runs ensureImage for a busybox container with policy on
+// a worker configured by cfg, and checks its error and the events rec got
+// (pull durations masked).
+func checkEnsureImage(t *testing.T, cfg Config, rec *fakeRecorder, policy corev1.PullPolicy, wantErr bool, want []string) {
+	t.Helper()
+	w := &worker{m: &Manager{cfg: cfg}, ns: "default", name: "p", uid: "uid"}
+	spec := &corev1.Container{Name: "c", Image: "busybox:1.35", ImagePullPolicy: policy}
+	r := &containerRun{w: w, pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}, spec: spec}
+	err := r.ensureImage(context.Background())
+	if (err != nil) != wantErr {
+		t.Fatalf("ensureImage: %v", err)
+	}
+	var got []string
+	for _, ev := range rec.events {
+		got = append(got, duration.ReplaceAllString(ev, "in T (T "))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want,+got):\n%s", diff)
 	}
 }

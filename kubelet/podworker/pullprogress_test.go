@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/runtime"
 )
@@ -117,20 +116,7 @@ func TestPullProgressEvents(t *testing.T) {
 			rec := &fakeRecorder{}
 			rt := &fakePull{fakeImages: &fakeImages{present: map[string]bool{}, pullErr: tc.pullErr}, now: &now, steps: tc.steps}
 			cfg := Config{Runtime: rt, Recorder: rec, Now: func() time.Time { return now }}
-			w := &worker{m: &Manager{cfg: cfg}, ns: "default", name: "p", uid: "uid"}
-			spec := &corev1.Container{Name: "c", Image: "busybox:1.35", ImagePullPolicy: corev1.PullIfNotPresent}
-			r := &containerRun{w: w, pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}, spec: spec}
-			err := r.ensureImage(context.Background())
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("ensureImage: %v", err)
-			}
-			var got []string
-			for _, ev := range rec.events {
-				got = append(got, duration.ReplaceAllString(ev, "in T (T "))
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want,+got):\n%s", diff)
-			}
+			checkEnsureImage(t, cfg, rec, corev1.PullIfNotPresent, tc.wantErr, tc.want)
 		})
 	}
 }
