@@ -28,6 +28,9 @@
 # It exits non-zero when a spec failed.
 #   CONFORMANCE_TIMEOUT ginkgo's overall timeout (default 3h)
 #   CONFORMANCE_NODES  specs run at once (ginkgo --nodes; default 4: most of a spec is waiting)
+#   CONFORMANCE_SLOT   0–9 (default 0): which set of host-global names the private skiffd takes
+#                      (bridge, subnets, port, /run directory), so that runs from several
+#                      checkouts on one machine do not collide
 set -euo pipefail
 umask 022
 
@@ -45,11 +48,13 @@ SRC=$ROOT/build/e2e/src-$K8S_VERSION  # the rewritten k8s.io/kubernetes tree
 OUT=$ROOT/build/conformance           # this run's results
 # The private skiffd's host-global names: its own bridge, subnets, port and
 # /run directory (unix socket paths must stay short).
-RUN_DIR=/run/skiff-conformance
-BRIDGE=skiffconf0
-POD_SUBNET=10.91.0.0/16
-SERVICE_CIDR=10.92.0.0/16
-PORT=${CONFORMANCE_PORT:-7443}
+SLOT=${CONFORMANCE_SLOT:-0}
+case $SLOT in [0-9]) ;; *) echo "CONFORMANCE_SLOT must be 0–9, not '$SLOT'" >&2; exit 2 ;; esac
+if [ "$SLOT" = 0 ]; then RUN_DIR=/run/skiff-conformance; else RUN_DIR=/run/skiff-conformance$SLOT; fi
+BRIDGE=skiffconf$SLOT
+POD_SUBNET=10.$((91 + 2 * SLOT)).0.0/16
+SERVICE_CIDR=10.$((92 + 2 * SLOT)).0.0/16
+PORT=${CONFORMANCE_PORT:-$((7443 + SLOT))}
 NAMESPACE=skiff-conformance
 
 log() { printf '%s conformance: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
