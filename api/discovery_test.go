@@ -43,7 +43,7 @@ func TestDiscovery(t *testing.T) {
 		preferred = append(preferred, g.PreferredVersion.GroupVersion)
 	}
 	if diff := cmp.Diff([]string{"batch/v1", "events.k8s.io/v1", "discovery.k8s.io/v1", "rbac.authorization.k8s.io/v1",
-		"authentication.k8s.io/v1", "authorization.k8s.io/v1", "coordination.k8s.io/v1", "metrics.k8s.io/v1beta1"}, preferred); diff != "" {
+		"authentication.k8s.io/v1", "authorization.k8s.io/v1", "coordination.k8s.io/v1", "node.k8s.io/v1", "metrics.k8s.io/v1beta1"}, preferred); diff != "" {
 		t.Errorf("/apis (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {
@@ -151,7 +151,7 @@ func TestOpenAPIV3(t *testing.T) {
 	}
 	sort.Strings(keys)
 	if diff := cmp.Diff([]string{"api/v1", "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1", "apis/batch/v1",
-		"apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1"}, keys); diff != "" {
+		"apis/coordination.k8s.io/v1", "apis/discovery.k8s.io/v1", "apis/events.k8s.io/v1", "apis/node.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1"}, keys); diff != "" {
 		t.Fatalf("paths (-want,+got):\n%s", diff)
 	}
 	tests := map[string]struct {

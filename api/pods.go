@@ -6,6 +6,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,19 +43,31 @@ var podResource = &resource{
 	admitWrite:           admitPod,
 }
 
-// admitPod is the admission of a new pod against its ServiceAccount
-// (kube.PodStrategy.Admit); an update (old set) is not admitted again, as
-// kube's ServiceAccount plugin mutates creates only.
+// admitPod is the admission of a new pod against its ServiceAccount and
+// RuntimeClass (kube.PodStrategy.Admit); an update (old set) is not
+// admitted again, as kube's plugins admit creates only.
 func admitPod(s *server, tx *db.Tx, _ authenticationv1.UserInfo, obj, old db.Object) error {
 	if old != nil {
 		return nil
 	}
 	pod := obj.(*corev1.Pod)
-	sa, err := db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, pod.Namespace, kube.PodServiceAccount(pod))
+	refs, err := findPodRefs(tx, pod)
 	if err != nil {
 		return err
 	}
-	return s.pods.Admit(pod, sa)
+	return s.pods.Admit(pod, refs)
+}
+
+// findPodRefs reads what the admission of pod reads: its ServiceAccount
+// and the RuntimeClass it names.
+func findPodRefs(tx *db.Tx, pod *corev1.Pod) (kube.PodRefs, error) {
+	var refs kube.PodRefs
+	var err error
+	refs.ServiceAccount, err = db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, pod.Namespace, kube.PodServiceAccount(pod))
+	if name := pod.Spec.RuntimeClassName; err == nil && name != nil {
+		refs.RuntimeClass, err = db.Find[*nodev1.RuntimeClass](tx, db.RuntimeClasses, "", *name)
+	}
+	return refs, err
 }
 
 // podWarnings are kube's warnings on a created pod about what it takes

@@ -24,7 +24,7 @@ var (
 	coreV1  = groupVersion{group: "", version: "v1"}
 	batchV1 = groupVersion{group: "batch", version: "v1"}
 	// groupVersions are served in this order in discovery.
-	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1, rbacV1, authenticationV1, authorizationV1, coordinationV1}
+	groupVersions = []groupVersion{coreV1, batchV1, eventsV1, discoveryV1, rbacV1, authenticationV1, authorizationV1, coordinationV1, nodeV1}
 )
 
 // prefix is the URL path of the group version: /api/v1 or /apis/<group>/<version>.
@@ -129,7 +129,7 @@ func (rs *resource) namespaced() bool { return rs.store.Namespaced }
 var resources = []*resource{podResource, cronJobResource, jobResource, eventResource, namespaceResource, nodeResource, eventV1Resource,
 	serviceResource, endpointsResource, endpointSliceResource, configMapResource, secretResource,
 	serviceAccountResource, roleResource, clusterRoleResource, roleBindingResource, clusterRoleBindingResource,
-	podTemplateResource, leaseResource}
+	podTemplateResource, leaseResource, runtimeClassResource}
 
 // gvk is the resource's kind with its group version.
 func (rs *resource) gvk() schema.GroupVersionKind { return rs.gv.schema().WithKind(rs.kind) }

@@ -11,7 +11,8 @@
 //	    <resource>/                  (Resource.Name: "jobs", "cronjobs", "pods", "events", "namespaces", "nodes",
 //	                                 "services", "endpoints", "endpointslices", "configmaps", "secrets",
 //	                                 "serviceaccounts", "roles", "rolebindings", "clusterroles",
-//	                                 "clusterrolebindings", "podtemplates", "leases";
+//	                                 "clusterrolebindings", "podtemplates", "leases",
+//	                                 "runtimeclasses";
 //	                                 created on first write; cluster-scoped ones have namespace "")
 //	        <namespace> NUL <name>  → uint64 BE resourceVersion ‖ object JSON
 //	changes/

@@ -5,6 +5,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,6 +50,8 @@ var (
 		NoGeneration: true}
 	PodTemplates = Resource{Name: "podtemplates", Namespaced: true, New: func() Object { return &corev1.PodTemplate{} }}
 	Leases       = Resource{Name: "leases", Namespaced: true, New: func() Object { return &coordinationv1.Lease{} }, NoGeneration: true}
+	// RuntimeClasses: kube's strategy keeps no generation.
+	RuntimeClasses = Resource{Name: "runtimeclasses", New: func() Object { return &nodev1.RuntimeClass{} }, NoGeneration: true}
 
 	// RBAC's kinds: kube's strategies keep no generation for them either.
 	Roles               = Resource{Name: "roles", Namespaced: true, New: func() Object { return &rbacv1.Role{} }, NoGeneration: true}

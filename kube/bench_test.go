@@ -23,7 +23,7 @@ func BenchmarkPodStrategyCreate(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.Create(template.DeepCopy(), ns, nil); err != nil {
+		if err := s.Create(template.DeepCopy(), ns, PodRefs{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -59,14 +59,7 @@ func admitServiceAccount(pod *corev1.Pod, sa *corev1.ServiceAccount) error {
 	name := PodServiceAccount(pod)
 	pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount = name, name
 	if sa == nil {
-		// NOTE: kube-apiserver admits a pod before it draws its name from
-		// generateName, so its refusal names the prefix; skiff's writers
-		// draw the name first.
-		refused := pod.GenerateName
-		if refused == "" {
-			refused = pod.Name
-		}
-		return apierrors.NewForbidden(corev1.Resource("pods"), refused, fmt.Errorf("error looking up service account %s/%s: %w",
+		return forbidPod(pod, fmt.Errorf("error looking up service account %s/%s: %w",
 			pod.Namespace, name, apierrors.NewNotFound(corev1.Resource("serviceaccount"), name)))
 	}
 	if automount(pod, sa) {

@@ -59,7 +59,7 @@ func TestAdmitServiceAccount(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := PodStrategy{ServiceAccounts: true}.Admit(tc.pod, tc.sa)
+			err := PodStrategy{ServiceAccounts: true}.Admit(tc.pod, PodRefs{ServiceAccount: tc.sa})
 			if tc.wantErr != "" {
 				if !apierrors.IsForbidden(err) || err.Error() != tc.wantErr {
 					t.Fatalf("err = %v, want 403 %q", err, tc.wantErr)

@@ -2,6 +2,7 @@ package kube
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 )
@@ -45,11 +46,11 @@ func (s PodStrategy) PrepareForCreate(pod *corev1.Pod) {
 // Create runs a new pod through the whole create path a writer that holds a
 // store transaction takes (the Job controller): PrepareForCreate, the
 // validation of its metadata and spec, and the admission (Admit) against
-// ns and sa, the pod's namespace and ServiceAccount (PodServiceAccount) as
-// stored in the same transaction (nil when they do not exist). The error
-// is kube-apiserver's Status error (422 Invalid, 404, 403 with the
-// NamespaceTerminating cause, 403 for a missing ServiceAccount).
-func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace, sa *corev1.ServiceAccount) error {
+// ns, the pod's namespace, and refs, as stored in the same transaction (nil
+// when they do not exist). The error is kube-apiserver's Status error (422
+// Invalid, 404, 403 with the NamespaceTerminating cause, 403 for a missing
+// ServiceAccount or RuntimeClass).
+func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace, refs PodRefs) error {
 	s.PrepareForCreate(pod)
 	errs := ValidateObjectMeta(pod, true, apivalidation.NameIsDNSSubdomain)
 	if errs = append(errs, ValidatePodCreate(pod)...); len(errs) > 0 {
@@ -60,23 +61,35 @@ func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace, sa *corev1.Se
 			return err
 		}
 	}
-	return s.Admit(pod, sa)
+	return s.Admit(pod, refs)
+}
+
+// PodRefs are the objects the admission of a new pod reads besides its
+// namespace, as the writer's transaction reads them (nil when missing).
+type PodRefs struct {
+	// ServiceAccount is the pod's (PodServiceAccount).
+	ServiceAccount *corev1.ServiceAccount
+	// RuntimeClass is the one spec.runtimeClassName names; nil also when
+	// the pod names none.
+	RuntimeClass *nodev1.RuntimeClass
 }
 
 // Admit is the admission of a valid new pod that reads other objects
-// besides its namespace: the ServiceAccount admission, against sa, the
-// pod's ServiceAccount as the writer's transaction reads it (nil when
-// missing).
+// besides its namespace, in kube-apiserver's order: the ServiceAccount
+// admission (when s.ServiceAccounts), then the RuntimeClass one
+// (admitRuntimeClass).
 //
-// NOTE: kube-apiserver admits before it validates; the volume and mounts
-// the admission adds are valid by construction, so validating first only
-// changes which error a pod that is both invalid and without its
-// ServiceAccount gets.
-func (s PodStrategy) Admit(pod *corev1.Pod, sa *corev1.ServiceAccount) error {
-	if !s.ServiceAccounts {
-		return nil
+// NOTE: kube-apiserver admits before it validates; what the admissions
+// add (a token volume and its mounts, a class's overhead and scheduling)
+// is valid by construction, so validating first only changes which error a
+// pod that is both invalid and refused gets.
+func (s PodStrategy) Admit(pod *corev1.Pod, refs PodRefs) error {
+	if s.ServiceAccounts {
+		if err := admitServiceAccount(pod, refs.ServiceAccount); err != nil {
+			return err
+		}
 	}
-	return admitServiceAccount(pod, sa)
+	return admitRuntimeClass(pod, refs.RuntimeClass)
 }
 
 // podName is the name a pod's errors name: its generateName before a name

@@ -2,6 +2,7 @@ package kube
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -40,6 +41,14 @@ func validatePodSpec(spec, old *corev1.PodSpec, fld *field.Path) field.ErrorList
 	}
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d < 1 {
 		errs = append(errs, field.Invalid(fld.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
+	}
+	if name := spec.RuntimeClassName; name != nil {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(*name, false) {
+			errs = append(errs, field.Invalid(fld.Child("runtimeClassName"), *name, msg))
+		}
+	}
+	if len(spec.Overhead) > 0 {
+		errs = append(errs, validateOverhead(spec.Overhead, fld.Child("overhead"))...)
 	}
 	return errs
 }

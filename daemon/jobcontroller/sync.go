@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -174,11 +175,11 @@ func (c *Controller) createPods(tx *db.Tx, job *batchv1.Job, creates []podToCrea
 		if err := tx.GenerateName(db.Pods, pod); err != nil {
 			return fmt.Errorf("naming pod for job %s: %w", job.Name, err)
 		}
-		sa, err := db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, job.Namespace, kube.PodServiceAccount(pod))
+		refs, err := findPodRefs(tx, pod)
 		if err != nil {
 			return err
 		}
-		if err := c.cfg.Pods.Create(pod, ns, sa); err != nil {
+		if err := c.cfg.Pods.Create(pod, ns, refs); err != nil {
 			if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 				res.refused = append(res.refused, err)
 			}
@@ -190,6 +191,18 @@ func (c *Controller) createPods(tx *db.Tx, job *batchv1.Job, creates []podToCrea
 		res.created = append(res.created, pod)
 	}
 	return nil
+}
+
+// findPodRefs reads what the admission of pod reads: its ServiceAccount
+// and the RuntimeClass it names.
+func findPodRefs(tx *db.Tx, pod *corev1.Pod) (kube.PodRefs, error) {
+	var refs kube.PodRefs
+	var err error
+	refs.ServiceAccount, err = db.Find[*corev1.ServiceAccount](tx, db.ServiceAccounts, pod.Namespace, kube.PodServiceAccount(pod))
+	if name := pod.Spec.RuntimeClassName; err == nil && name != nil {
+		refs.RuntimeClass, err = db.Find[*nodev1.RuntimeClass](tx, db.RuntimeClasses, "", *name)
+	}
+	return refs, err
 }
 
 // afterSync brings the index in line with what the sync committed (or
