@@ -22,6 +22,7 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon/cronjobcontroller"
@@ -83,6 +84,9 @@ type Config struct {
 	// MaxContainers caps the containers running at once (--max-containers);
 	// 0 = derived from the machine's PID limit and memory, < 0 = no cap.
 	MaxContainers int
+	// RuntimeHandlers map RuntimeClass handlers to containerd runtimes
+	// (--runtime-handler), beside "runc" (podworker.DefaultRuntimeHandlers).
+	RuntimeHandlers map[string]string
 	// ContainerLogRotation is the container log rotation policy, the
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
@@ -339,6 +343,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Network:                  podNet,
 		Metrics:                  podworker.NewMetrics(reg),
 		Tokens:                   ident.tokens,
+		RuntimeHandlers:          cfg.RuntimeHandlers,
 	}).Run)
 	goRun("job controller", jobcontroller.New(jobcontroller.Config{
 		Store:       store,
@@ -556,6 +561,21 @@ func closeLogged(what string, close func() error) {
 	if err := close(); err != nil {
 		logrus.WithError(err).Errorf("closing %s", what)
 	}
+}
+
+// ParseRuntimeHandler parses a --runtime-handler value, NAME=RUNTIME_TYPE:
+// the RuntimeClass handler NAME (a DNS label, as a RuntimeClass's handler
+// must be) runs its pods' containers with the containerd runtime
+// RUNTIME_TYPE ("io.containerd.runc.v2", or another shim's name).
+func ParseRuntimeHandler(s string) (name, runtimeType string, err error) {
+	name, runtimeType, ok := strings.Cut(s, "=")
+	if !ok || runtimeType == "" {
+		return "", "", fmt.Errorf("runtime-handler %q: want NAME=RUNTIME_TYPE, such as runc=io.containerd.runc.v2", s)
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		return "", "", fmt.Errorf("runtime-handler %q: %s", name, strings.Join(msgs, "; "))
+	}
+	return name, runtimeType, nil
 }
 
 // ParseSystemReserved parses a --system-reserved value as the kubelet's

@@ -216,7 +216,10 @@ SKIFFD_PID=
 # answers at --containerd-address, so it starts its embedded one under
 # RUN_DIR), the three images imported. It listens on every address (pods
 # reach the API through the kubernetes Service, at the node's address) and
-# writes the admin's kubeconfig the suite uses.
+# writes the admin's kubeconfig the suite uses. The RuntimeClass specs'
+# handler, test-handler (the e2e framework's
+# PreconfiguredRuntimeClassHandler), runs with runc, as kube-up configures
+# containerd for the suite.
 start_skiffd() {
 	log "building skiffd"
 	(cd "$ROOT" && make -s build)
@@ -227,7 +230,7 @@ start_skiffd() {
 		--socket "$RUN_DIR/skiff.sock" --listen ":$PORT" --write-kubeconfig "$OUT/kubeconfig" \
 		--pod-subnet "$POD_SUBNET" --pod-bridge "$BRIDGE" --service-cidr "$SERVICE_CIDR" \
 		--import-image "$CACHE/agnhost.tar" --import-image "$CACHE/pause.tar" --import-image "$CACHE/busybox.tar" \
-		--import-image "$CACHE/nonewprivs.tar" \
+		--import-image "$CACHE/nonewprivs.tar" --runtime-handler test-handler=io.containerd.runc.v2 \
 		>"$OUT/skiffd.log" 2>&1 &
 	SKIFFD_PID=$!
 	local deadline=$((SECONDS + 300))

@@ -98,7 +98,14 @@ type ContainerConfig struct {
 	// log driver no stdin (see stdin.go).
 	Stdin bool
 	TTY   bool
+	// RuntimeType is the containerd runtime (shim) that runs the container,
+	// "io.containerd.runc.v2" for instance; "" = containerd's default, runc.
+	RuntimeType string
 }
+
+// DefaultRuntimeType is containerd's runc shim: the runtime of the "runc"
+// handler, and of every pod that names no RuntimeClass.
+const DefaultRuntimeType = "io.containerd.runc.v2"
 
 // User is a numeric process identity.
 type User struct {
@@ -201,4 +208,7 @@ type Container struct {
 	// it (Start does); never delete it to make it again, as a start
 	// request cut short may still reach it.
 	TaskCreated bool
+	// RuntimeType is the containerd runtime the container was created
+	// with (ContainerConfig.RuntimeType).
+	RuntimeType string
 }

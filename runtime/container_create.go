@@ -63,10 +63,15 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 		}
 	}()
 
+	runtimeType := cfg.RuntimeType
+	if runtimeType == "" {
+		runtimeType = DefaultRuntimeType
+	}
 	_, err = r.client.NewContainer(ctx, cfg.ID,
 		containerd.WithImageName(img.Name()),
 		containerd.WithSnapshotter(r.snapshotter),
 		containerd.WithSnapshot(cfg.ID),
+		containerd.WithRuntime(runtimeType, nil),
 		containerd.WithContainerLabels(containerLabels(cfg, imgSpec.Config)),
 		containerd.WithNewSpec(specOpts(cfg, imgSpec.Config)...),
 	)

@@ -63,7 +63,8 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	if err != nil {
 		return brokenContainer(c.ID(), nil, err), nil
 	}
-	desc := Container{ID: c.ID(), Labels: info.Labels, State: StateCreated, Removing: info.Labels[labelRemoving] == "true"}
+	desc := Container{ID: c.ID(), Labels: info.Labels, State: StateCreated, Removing: info.Labels[labelRemoving] == "true",
+		RuntimeType: info.Runtime.Name}
 	started := info.Labels[labelStartedAt] != ""
 	if at, err := time.Parse(time.RFC3339Nano, info.Labels[labelStartedAt]); err == nil {
 		desc.StartedAt = at

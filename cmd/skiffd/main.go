@@ -150,6 +150,17 @@ func run(args []string) error {
 		cfg.SystemReserved = r
 		return err
 	})
+	fs.Func("runtime-handler", "RuntimeClass handler and the containerd runtime that runs its pods, NAME=RUNTIME_TYPE (runc=io.containerd.runc.v2 is always there); repeatable", func(v string) error {
+		name, runtimeType, err := daemon.ParseRuntimeHandler(v)
+		if err != nil {
+			return err
+		}
+		if cfg.RuntimeHandlers == nil {
+			cfg.RuntimeHandlers = map[string]string{}
+		}
+		cfg.RuntimeHandlers[name] = runtimeType
+		return nil
+	})
 	cfg.ContainerLogRotation = logs.Rotation{MaxSize: logs.DefaultMaxSize, MaxFiles: logs.DefaultMaxFiles}
 	fs.Func("container-log-max-size", "size a container log file reaches before it is rotated, as the kubelet's flag (default 10Mi; 0 or negative: never)", func(v string) error {
 		n, err := parseLogMaxSize(v)

@@ -72,6 +72,8 @@ type containerInputs struct {
 	sandbox *network.Sandbox
 	// seccompRoot holds the Localhost seccomp profiles.
 	seccompRoot string
+	// runtimeType is the pod's containerd runtime ("" = the default).
+	runtimeType string
 }
 
 // containerInputs resolves the container's environment (reading its
@@ -92,6 +94,7 @@ func (w *worker) containerInputs(pod *corev1.Pod, c *corev1.Container, attempt i
 		in.mounts = append(in.mounts, m)
 	}
 	in.sandbox = w.podSandbox()
+	in.runtimeType = w.runtimeType
 	return in, nil
 }
 
@@ -128,6 +131,7 @@ func translateContainer(pod *corev1.Pod, c *corev1.Container, in containerInputs
 		Mounts:      in.mounts,
 	}
 	applySandbox(&cfg, in.sandbox)
+	cfg.RuntimeType = in.runtimeType
 	if err := applySecurity(&cfg, pod, c, in.image, in.seccompRoot); err != nil {
 		return runtime.ContainerConfig{}, err
 	}

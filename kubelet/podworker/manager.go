@@ -2,6 +2,7 @@ package podworker
 
 import (
 	"context"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -66,6 +67,10 @@ type Config struct {
 	// Tokens issues the ServiceAccount tokens of projected volumes; nil =
 	// such volumes fail to set up.
 	Tokens TokenRequests
+	// RuntimeHandlers map the RuntimeClass handlers this node runs to
+	// containerd runtimes ("io.containerd.runc.v2"); New puts them over
+	// DefaultRuntimeHandlers.
+	RuntimeHandlers map[string]string
 }
 
 // Manager runs one worker per Pod of this node.
@@ -105,6 +110,9 @@ func New(cfg Config) *Manager {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = time.Minute
 	}
+	handlers := DefaultRuntimeHandlers()
+	maps.Copy(handlers, cfg.RuntimeHandlers)
+	cfg.RuntimeHandlers = handlers
 	alloc := kube.Allocatable(
 		corev1.ResourceList{corev1.ResourceCPU: cfg.CPU, corev1.ResourceMemory: cfg.Memory, corev1.ResourceEphemeralStorage: cfg.EphemeralStorage},
 		corev1.ResourceList{corev1.ResourceCPU: cfg.ReservedCPU, corev1.ResourceMemory: cfg.ReservedMemory, corev1.ResourceEphemeralStorage: cfg.ReservedEphemeralStorage})

@@ -25,30 +25,38 @@ type Network interface {
 
 var _ Network = (*network.Network)(nil)
 
-// startSandbox gives the pod its network, as the kubelet's RunPodSandbox
-// does before any container starts, and records the pod's IP. A failure
-// leaves the containers waiting in ContainerCreating with the error as
-// message, records the kubelet's Warning event (FailedCreatePodSandBox),
-// and is retried with back-off until it works or the pod is stopped (its
-// containers then never start). ok is false when the daemon stops or the
-// pod is gone.
+// startSandbox finds the pod's runtime (podRuntimeType) and gives the pod
+// its network, as the kubelet's RunPodSandbox does before any container
+// starts, and records the pod's IP. A failure leaves the containers waiting
+// in ContainerCreating with the error as message, records the kubelet's
+// Warning event (FailedCreatePodSandBox), and is retried with back-off
+// until it works or the pod is stopped (its containers then never start).
+// ok is false when the daemon stops or the pod is gone.
 //
 // NOTE: a pod whose network cannot be set up (CNI plugins missing, subnet
 // clashing) waits, as on a kubelet whose CNI is broken (ContainerCreating,
 // FailedCreatePodSandBox), instead of falling back to the host's network:
 // a pod silently sharing the node's ports and addresses would behave
-// differently from the same manifest on a cluster.
+// differently from the same manifest on a cluster. Likewise a pod whose
+// RuntimeClass handler the node lacks never runs with another runtime.
 func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.Pod, ok bool) {
 	net := w.m.cfg.Network
-	if net == nil {
-		return pod, true
-	}
 	for failures := 0; ; failures++ {
-		sb, err := net.Setup(ctx, sandboxPod(pod))
+		runtimeType, err := w.podRuntimeType(pod)
+		var sb network.Sandbox
+		if err == nil && net != nil {
+			sb, err = net.Setup(ctx, sandboxPod(pod))
+		}
 		if err == nil {
+			w.runtimeType = runtimeType
+			if net == nil && failures == 0 {
+				return pod, true
+			}
 			w.sandbox = sb
 			pod, err = w.update(func(p *corev1.Pod) {
-				setPodIP(&p.Status, sb.IP)
+				if net != nil {
+					setPodIP(&p.Status, sb.IP)
+				}
 				showSandboxError(p, "")
 			})
 			if err != nil {
@@ -60,10 +68,10 @@ func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.P
 		if ctx.Err() != nil {
 			return nil, false
 		}
-		w.log.WithError(err).Warn("setting up the pod network")
+		w.log.WithError(err).Warn("creating the pod sandbox")
 		w.event(corev1.EventTypeWarning, reasonFailedCreatePodSandBox, "%s%v", sandboxErrorPrefix, err)
 		if _, uerr := w.update(func(p *corev1.Pod) { showSandboxError(p, err.Error()) }); uerr != nil {
-			w.logError("recording the pod network error", uerr)
+			w.logError("recording the pod sandbox error", uerr)
 			return nil, false
 		}
 		if !w.waitSandboxRetry(ctx, backoffDelay(w.m.cfg.RestartBackoffBase, w.m.cfg.RestartBackoffMax, failures)) {

@@ -47,6 +47,10 @@ type worker struct {
 	refresh   *volumeRefresh                 // keeps configMap/secret volumes current (volumes_sources.go)
 	start     startTracker                   // toward the pod start SLI (metrics.go)
 
+	// runtimeType is the containerd runtime of the pod's containers, once
+	// the sandbox is set up (podRuntimeType).
+	runtimeType string
+
 	stopOnce sync.Once
 	stop     chan struct{} // closed by terminate
 	mu       sync.Mutex
