@@ -134,7 +134,8 @@ func TestRuntimeClassAPI(t *testing.T) {
 // TestRuntimeClassAdmission: kube-apiserver's RuntimeClass admission of
 // bare and Job pods through a running skiffd — a missing class refused
 // with 403, the class's overhead set (another one refused, one without a
-// class refused), its scheduling merged (a conflict refused).
+// class refused) and counted in the node's admission of the pod, its
+// scheduling merged (a conflict refused).
 func TestRuntimeClassAdmission(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
@@ -192,6 +193,31 @@ func TestRuntimeClassAdmission(t *testing.T) {
 	if want := `pods "classless-overhead" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead`; !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Errorf("pod with overhead and no class: %v, want 403 %s", err, want)
 	}
+
+	// The overhead counts in the node's admission of the pod's requests: a
+	// pod asking for nothing but whose class costs a thousand CPUs waits
+	// unscheduled.
+	if _, err := s.client.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "huge"}, Handler: "runc",
+		Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{"cpu": resource.MustParse("1000")}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Create(ctx, withClass("costly", "huge"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "pod costly to wait for cpu", func() (bool, error) {
+		p, err := pods.Get(ctx, "costly", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "Insufficient cpu") {
+				return p.Status.Phase == corev1.PodPending, nil
+			}
+		}
+		return false, nil
+	})
 
 	// A Job's pods go through the same admission: a missing class is the
 	// Job controller's FailedCreate event.
