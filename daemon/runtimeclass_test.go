@@ -112,6 +112,12 @@ func TestRuntimeClassAPI(t *testing.T) {
 		}
 	}
 
+	// kubectl apply validates against the group's OpenAPI document first.
+	apply := s.kubectlCmd("kubectl", "apply", "-f", "-")
+	apply.Stdin = strings.NewReader("apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: applied\n  labels: {test: api}\nhandler: runc\noverhead:\n  podFixed: {cpu: 250m}\n")
+	if out, err := apply.CombinedOutput(); err != nil || !strings.Contains(string(out), "runtimeclass.node.k8s.io/applied created") {
+		t.Errorf("kubectl apply: %v\n%s", err, out)
+	}
 	out, err := s.kubectlCmd("kubectl", "get", "runtimeclasses", "-l", "test=api").CombinedOutput()
 	if err != nil || !regexp.MustCompile(`(?m)^NAME\s+HANDLER\s+AGE\n(.*\n)*three\s+other\s+\d+s$`).MatchString(string(out)) {
 		t.Errorf("kubectl get runtimeclasses: %v\n%s", err, out)
