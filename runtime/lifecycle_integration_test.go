@@ -117,9 +117,9 @@ func TestRecovery(t *testing.T) {
 		got[c.ID] = c
 	}
 	want := map[string]runtime.Container{
-		running.ID: {ID: running.ID, State: runtime.StateRunning},
-		exited.ID:  {ID: exited.ID, State: runtime.StateExited, Exit: &runtime.ExitStatus{Code: 7}},
-		created.ID: {ID: created.ID, State: runtime.StateCreated},
+		running.ID: {ID: running.ID, State: runtime.StateRunning, RuntimeType: runtime.DefaultRuntimeType},
+		exited.ID:  {ID: exited.ID, State: runtime.StateExited, Exit: &runtime.ExitStatus{Code: 7}, RuntimeType: runtime.DefaultRuntimeType},
+		created.ID: {ID: created.ID, State: runtime.StateCreated, RuntimeType: runtime.DefaultRuntimeType},
 	}
 	for id, c := range want {
 		gotC := got[id]
