@@ -252,7 +252,8 @@ func TestRuntimeClassAdmission(t *testing.T) {
 // back from containerd), a handler mapped to a runtime that is not
 // installed fails the pod instead of falling back to runc, and an
 // unconfigured handler leaves the pod Pending with the kubelet's
-// FailedCreatePodSandBox event and status.
+// FailedCreatePodSandBox event and status; a pod whose class is deleted
+// keeps its runtime across a kill -9 of skiffd.
 func TestRuntimeClassHandlers(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t, "--runtime-handler", "fast=io.containerd.runc.v2", "--runtime-handler", "absent=io.containerd.absent.v1")
@@ -271,6 +272,12 @@ func TestRuntimeClassHandlers(t *testing.T) {
 		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	crashy := scriptPod("crashy", "sleep 1; exit 1")
+	crashy.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	crashy.Spec.RuntimeClassName = ptr("fast")
+	if _, err := pods.Create(ctx, crashy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	for _, class := range []string{"runc", "fast"} {
 		waitFor(t, 90*time.Second, "pod with-"+class+" to run", func() (bool, error) {
@@ -303,6 +310,28 @@ func TestRuntimeClassHandlers(t *testing.T) {
 		if got := runtimes[pod]; got != want {
 			t.Errorf("containerd runtime of %s's container: %q, want %q (all: %v)", pod, got, want, runtimes)
 		}
+	}
+
+	// A pod whose class goes away keeps the runtime it started with, also
+	// across a kill -9 of skiffd: its container goes on being restarted.
+	if err := s.client.NodeV1().RuntimeClasses().Delete(ctx, "fast", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.kill()
+	s.start()
+	restarts := func() int32 {
+		p, err := pods.Get(ctx, "crashy", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return -1
+		}
+		return p.Status.ContainerStatuses[0].RestartCount
+	}
+	before := restarts()
+	waitFor(t, 90*time.Second, "crashy to be restarted after skiffd's restart", func() (bool, error) {
+		return restarts() >= before+2, nil
+	})
+	if p, err := pods.Get(ctx, "with-fast", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
+		t.Errorf("with-fast after its class was deleted and skiffd restarted: %v %v, want it running", p.Status, err)
 	}
 
 	msg := `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "unconfigured" is configured`
