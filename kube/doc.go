@@ -40,6 +40,9 @@
 //	meta.go, admission.go ValidateObjectMeta; AdmitNamespace (NamespaceLifecycle)
 //	pod_serviceaccount.go PodStrategy.Admit: the ServiceAccount admission (the account,
 //	                      the kube-api-access volume, the account's imagePullSecrets)
+//	runtimeclass.go       RuntimeClass validation and warnings, and PodStrategy.Admit's
+//	                      RuntimeClass admission (a missing class refused, overhead set,
+//	                      scheduling merged: MergeTolerations)
 //	serviceaccount.go     the ServiceAccount strategy; service_env.go: the kubelet's
 //	                      variables of a Service (ServiceEnv) and which Services a
 //	                      container gets (ServiceLinkEnv, enableServiceLinks)
