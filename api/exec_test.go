@@ -55,6 +55,23 @@ func (f *fakeStreams) Log(pod *corev1.Pod, container string, req streaming.LogRe
 	return func(context.Context, io.Writer) error { return nil }, nil
 }
 
+// PortForward forwards to an echo server: each connection gets "<port>:"
+// and then what it sends, back; port 9 has nothing listening.
+func (f *fakeStreams) PortForward(pod *corev1.Pod) (streaming.Forward, error) {
+	f.record("portforward " + pod.Name)
+	return func(ctx context.Context, port int32, stream io.ReadWriteCloser) error {
+		defer stream.Close()
+		if port == 9 {
+			return errors.New("connection refused")
+		}
+		if _, err := fmt.Fprintf(stream, "%d:", port); err != nil {
+			return err
+		}
+		_, err := io.Copy(stream, stream)
+		return err
+	}, nil
+}
+
 func (f *fakeStreams) record(call string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

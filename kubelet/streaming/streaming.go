@@ -1,12 +1,13 @@
 // Package streaming holds the words of the contract between the API and the
 // kubelet's streaming half (api.Streams): the client's streams of an exec or
-// attach session, its terminal sizes, and what a /log request asks of a
-// container's log. The API fills them from the request; the kubelet runs
+// attach session, its terminal sizes, a port forward's copying, and what a
+// /log request asks of a container's log. The API fills them from the request; the kubelet runs
 // them. It is a leaf, so that both can import it while the kubelet never
 // imports the API.
 package streaming
 
 import (
+	"context"
 	"errors"
 	"io"
 
@@ -36,6 +37,11 @@ type TerminalSize struct {
 // container that has no running process (it ended between the API's check
 // and the call).
 var ErrContainerNotRunning = errors.New("container not running")
+
+// Forward copies one forwarded connection's client stream to and from a
+// port of the pod until either side ends it or ctx ends; it closes stream.
+// Its error is the kubelet's words for the client's error stream.
+type Forward func(ctx context.Context, port int32, stream io.ReadWriteCloser) error
 
 // LogRequest is what a /log request asks of a container's log.
 type LogRequest struct {
