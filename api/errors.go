@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 )
 
 // statusFor is the one place where errors become API Status errors: an
@@ -66,6 +67,12 @@ func insufficientStorage(err error) *apierrors.StatusError {
 
 // writeError writes err as a metav1.Status with its HTTP code.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if nr := (*streaming.NotRunningError)(nil); errors.As(err, &nr) {
+		// NOTE: the kubelet's answer, which kube-apiserver passes on as it
+		// came: a 500 with the text alone.
+		http.Error(w, nr.Message, http.StatusInternalServerError)
+		return
+	}
 	st := statusFor(err, schema.GroupResource{}, "").ErrStatus
 	writeStatus(w, r, &st)
 }

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/containerd/containerd/pkg/netns"
 	cnins "github.com/containernetworking/plugins/pkg/ns"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/kubelet/streaming"
@@ -39,13 +36,8 @@ const halfCloseGrace = time.Second
 // forward does inside the sandbox's network namespace.
 func (s *Streams) PortForward(pod *corev1.Pod) (streaming.Forward, error) {
 	// NOTE: the kubelet looks the pod up among the runtime's running pods
-	// and answers this (a 500) when it has none.
-	notFound := &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusInternalServerError,
-		Reason:  metav1.StatusReasonInternalError,
-		Message: fmt.Sprintf("pod not found (%q)", pod.Name+"_"+pod.Namespace),
-	}}
+	// and answers this when it has none.
+	notFound := &streaming.NotRunningError{Message: fmt.Sprintf("pod not found (%q)", pod.Name+"_"+pod.Namespace)}
 	if s.networks == nil || kube.IsPodTerminal(pod) {
 		return nil, notFound
 	}

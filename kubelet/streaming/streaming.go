@@ -54,3 +54,14 @@ type LogRequest struct {
 	// tailLines, limitBytes, since). The kubelet sets Skipped itself.
 	Options logs.Options
 }
+
+// NotRunningError is the kubelet's refusal of an exec, attach or port
+// forward before any upgrade: the container (or the pod) it names has no
+// running process. kube-apiserver passes the kubelet's answer on as it
+// came, a 500 whose body is this text (clients show "unable to upgrade
+// connection: <text>"), except for exec and attach over WebSocket, which
+// it translates to SPDY itself and so reports after its own upgrade, on
+// the error channel.
+type NotRunningError struct{ Message string }
+
+func (e *NotRunningError) Error() string { return e.Message }
