@@ -67,10 +67,14 @@ func insufficientStorage(err error) *apierrors.StatusError {
 
 // writeError writes err as a metav1.Status with its HTTP code.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if nr := (*streaming.NotRunningError)(nil); errors.As(err, &nr) {
+	if re := (*streaming.RefusalError)(nil); errors.As(err, &re) {
 		// NOTE: the kubelet's answer, which kube-apiserver passes on as it
-		// came: a 500 with the text alone.
-		http.Error(w, nr.Message, http.StatusInternalServerError)
+		// came: the text alone.
+		code := re.Code
+		if code == 0 {
+			code = http.StatusInternalServerError
+		}
+		http.Error(w, re.Message, code)
 		return
 	}
 	st := statusFor(err, schema.GroupResource{}, "").ErrStatus

@@ -95,8 +95,8 @@ func (s *server) streamRequest(r *http.Request, subresource string) (*corev1.Pod
 
 // refuseStream answers an exec or attach that cannot start.
 func refuseStream(w http.ResponseWriter, r *http.Request, opts streamOptions, err error) {
-	var nr *streaming.NotRunningError
-	if !errors.As(err, &nr) || !wsstream.IsWebSocketRequestWithStreamCloseProtocol(r) {
+	var re *streaming.RefusalError
+	if !errors.As(err, &re) || !wsstream.IsWebSocketRequestWithStreamCloseProtocol(r) {
 		writeError(w, r, err)
 		return
 	}
@@ -104,7 +104,7 @@ func refuseStream(w http.ResponseWriter, r *http.Request, opts streamOptions, er
 	// kubelet itself: the client is upgraded when the kubelet refuses, and
 	// the refusal (the SPDY client's error) comes on the error channel.
 	if sess, ok := openSession(w, r, opts); ok {
-		se := apierrors.NewInternalError(fmt.Errorf("unable to upgrade connection: %s", nr.Message))
+		se := apierrors.NewInternalError(fmt.Errorf("unable to upgrade connection: %s", re.Message))
 		sess.finish(&se.ErrStatus)
 	}
 }
@@ -145,9 +145,9 @@ func containerNames(cs []corev1.Container) string {
 // GetAttach word it differently).
 func containerNotRunning(pod *corev1.Pod, container, subresource string) error {
 	if subresource == "attach" {
-		return &streaming.NotRunningError{Message: fmt.Sprintf("container %s not found in pod %s_%s", container, pod.Name, pod.Namespace)}
+		return &streaming.RefusalError{Message: fmt.Sprintf("container %s not found in pod %s_%s", container, pod.Name, pod.Namespace)}
 	}
-	return &streaming.NotRunningError{Message: fmt.Sprintf("container not found (%q)", container)}
+	return &streaming.RefusalError{Message: fmt.Sprintf("container not found (%q)", container)}
 }
 
 // execStatus is the outcome of an exec as the kubelet reports it: Success,

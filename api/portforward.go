@@ -88,26 +88,30 @@ func (s *server) portForwardRequest(r *http.Request) (*corev1.Pod, streaming.For
 // portForwardPorts reads the ?ports= a WebSocket client forwards (repeated
 // or comma-separated, as kube-apiserver converts PodPortForwardOptions).
 // NOTE: kube-apiserver passes them to the kubelet as ?port=, whose checks
-// and messages (NewV4Options, a 400) name that parameter.
+// and messages (NewV4Options, a plain 400) name that parameter.
 func portForwardPorts(r *http.Request) ([]int32, error) {
 	values := r.URL.Query()["ports"]
 	if len(values) == 0 {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("query parameter %q is required", corev1.PortHeader))
+		return nil, badPorts(fmt.Sprintf("query parameter %q is required", corev1.PortHeader))
 	}
 	var ports []int32
 	for _, v := range values {
 		if v == "" {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("query parameter %q cannot be empty", corev1.PortHeader))
+			return nil, badPorts(fmt.Sprintf("query parameter %q cannot be empty", corev1.PortHeader))
 		}
 		for _, p := range strings.Split(v, ",") {
 			port, err := parsePort(p)
 			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
+				return nil, badPorts(err.Error())
 			}
 			ports = append(ports, port)
 		}
 	}
 	return ports, nil
+}
+
+func badPorts(msg string) error {
+	return &streaming.RefusalError{Code: http.StatusBadRequest, Message: msg}
 }
 
 // parsePort reads a port number of a header or the query, as the kubelet.
@@ -167,18 +171,19 @@ func (f portForwarder) serveWebSocket(w http.ResponseWriter, r *http.Request, po
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	// Every channel opens with its port, so that the client knows which is
+	// which, before any data flows.
+	for i, port := range ports {
+		portBytes := binary.LittleEndian.AppendUint16(nil, uint16(port))
+		for _, st := range streams[2*i : 2*i+2] {
+			if _, err := st.Write(portBytes); err != nil {
+				return
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for i, port := range ports {
 		data, errStream := streams[2*i], streams[2*i+1]
-		// Each channel opens with its port, so that the client knows
-		// which is which.
-		portBytes := binary.LittleEndian.AppendUint16(nil, uint16(port))
-		if _, err := data.Write(portBytes); err != nil {
-			return
-		}
-		if _, err := errStream.Write(portBytes); err != nil {
-			return
-		}
 		wg.Go(func() {
 			defer errStream.Close()
 			_ = f.run(ctx, port, data, errStream)

@@ -28,9 +28,9 @@ type Streams interface {
 	// container keeps one open), its output from now on, and resizes of
 	// its terminal. It returns nil when the process exits.
 	Attach(ctx context.Context, pod *corev1.Pod, container string, sio streaming.IO) error
-	// PortForward checks that the pod runs (an error that is the client's
-	// is a Status error, returned before any upgrade) and returns what
-	// forwards a client's stream to a port on the pod's localhost.
+	// PortForward checks that the pod runs (a streaming.RefusalError when
+	// it does not, returned before any upgrade) and returns what forwards
+	// a client's stream to a port on the pod's localhost.
 	PortForward(pod *corev1.Pod) (streaming.Forward, error)
 	// Log opens the log of the pod's container (regular, init or
 	// ephemeral) as req asks: which instance it reads, and with req.Follow

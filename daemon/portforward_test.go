@@ -311,7 +311,7 @@ func TestPortForwardWebSocket(t *testing.T) {
 		t.Fatalf("port-forward to an ended pod: %v %v, want a refused upgrade", resp, err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), `pod not found (\"done_default\")`) {
+	if resp.StatusCode != http.StatusInternalServerError || string(b) != `pod not found ("done_default")`+"\n" {
 		t.Errorf("port-forward to an ended pod: %d %s", resp.StatusCode, b)
 	}
 	// A missing port parameter is the kubelet's 400.

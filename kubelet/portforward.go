@@ -37,7 +37,7 @@ const halfCloseGrace = time.Second
 func (s *Streams) PortForward(pod *corev1.Pod) (streaming.Forward, error) {
 	// NOTE: the kubelet looks the pod up among the runtime's running pods
 	// and answers this when it has none.
-	notFound := &streaming.NotRunningError{Message: fmt.Sprintf("pod not found (%q)", pod.Name+"_"+pod.Namespace)}
+	notFound := &streaming.RefusalError{Message: fmt.Sprintf("pod not found (%q)", pod.Name+"_"+pod.Namespace)}
 	if s.networks == nil || kube.IsPodTerminal(pod) {
 		return nil, notFound
 	}

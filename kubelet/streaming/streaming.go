@@ -55,13 +55,16 @@ type LogRequest struct {
 	Options logs.Options
 }
 
-// NotRunningError is the kubelet's refusal of an exec, attach or port
-// forward before any upgrade: the container (or the pod) it names has no
-// running process. kube-apiserver passes the kubelet's answer on as it
-// came, a 500 whose body is this text (clients show "unable to upgrade
-// connection: <text>"), except for exec and attach over WebSocket, which
-// it translates to SPDY itself and so reports after its own upgrade, on
-// the error channel.
-type NotRunningError struct{ Message string }
+// RefusalError is the kubelet's refusal of an exec, attach or port forward
+// before any upgrade: the container (or the pod) it names has no running
+// process (Code 0: a 500), or the request is malformed (a 400).
+// kube-apiserver passes the kubelet's answer on as it came, the code with
+// this text alone (clients show "unable to upgrade connection: <text>"),
+// except for exec and attach over WebSocket v5, which it translates to SPDY
+// itself and so reports after its own upgrade, on the error channel.
+type RefusalError struct {
+	Code    int
+	Message string
+}
 
-func (e *NotRunningError) Error() string { return e.Message }
+func (e *RefusalError) Error() string { return e.Message }
