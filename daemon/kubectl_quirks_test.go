@@ -104,14 +104,31 @@ func TestKubectlApplyUnknownKind(t *testing.T) {
 }
 
 // TestKubectlClusterInfo: kubectl cluster-info names skiffd's address as
-// the control plane's, and cluster-info dump writes what skiff holds.
+// the control plane's, and cluster-info dump writes what skiff holds — the
+// node, the pods and their logs, the kinds skiff never holds as empty lists.
 func TestKubectlClusterInfo(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
+	pod := runningJobPod(t, s, "talker", corev1.Container{Command: []string{"sh", "-c", "echo said once; exec sleep 3600"}})
 	k := newStreamKubectl(t, "kubectl", s)
 	out := k.mustRun("", "cluster-info")
 	if want := "Kubernetes control plane is running at " + s.url("") + "\n"; !strings.HasPrefix(out, want) {
 		t.Errorf("kubectl cluster-info:\n%s\nwant it to start with %q", out, want)
+	}
+	dir := t.TempDir()
+	k.mustRun("", "cluster-info", "dump", "--output-directory", dir)
+	for file, want := range map[string]string{
+		"nodes.json":                           `"kind": "NodeList"`,
+		"default/pods.json":                    `"name": "` + pod.Name + `"`,
+		"default/" + pod.Name + "/logs.txt":    "said once",
+		"default/deployments.json":             `"kind": "DeploymentList"`,
+		"default/replication-controllers.json": `"items": []`,
+		"kube-system/events.json":              `"kind": "EventList"`,
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("cluster-info dump's %s: %v\n%s\nwant it to hold %s", file, err, b, want)
+		}
 	}
 }
