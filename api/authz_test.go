@@ -208,10 +208,10 @@ func TestRBACValidation(t *testing.T) {
 
 func TestWebsocketExecNeedsCreate(t *testing.T) {
 	ts := newAuthTestServer(t)
-	// bob may get pods/exec in ns1 but not create it.
+	// bob may get pods/exec and pods/portforward in ns1 but not create them.
 	err := ts.store.Write(func(tx *db.Tx) error {
 		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "exec-get"},
-			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods/exec"}}}}
+			Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/portforward"}}}}
 		if err := tx.Create(db.Roles, role); err != nil {
 			return err
 		}
@@ -221,9 +221,11 @@ func TestWebsocketExecNeedsCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ts.do(t, "GET", "/api/v1/namespaces/ns1/pods/p/exec?command=ls", "", bearer("bob"))
-	if st := statusOf(t, got.body); got.code != 403 || st.Message != `pods "p" is forbidden: User "bob" cannot create resource "pods/exec" in API group "" in the namespace "ns1"` {
-		t.Errorf("exec with get only: %d %s", got.code, got.body)
+	for sub, query := range map[string]string{"exec": "?command=ls", "portforward": "?ports=80"} {
+		got := ts.do(t, "GET", "/api/v1/namespaces/ns1/pods/p/"+sub+query, "", bearer("bob"))
+		if st := statusOf(t, got.body); got.code != 403 || st.Message != `pods "p" is forbidden: User "bob" cannot create resource "pods/`+sub+`" in API group "" in the namespace "ns1"` {
+			t.Errorf("%s with get only: %d %s", sub, got.code, got.body)
+		}
 	}
 }
 

@@ -3,7 +3,7 @@
 // and events.k8s.io/v1, Namespaces, the Node, Services with their Endpoints
 // and discovery.k8s.io/v1 EndpointSlices), plus skiff's own image import
 // endpoint. It speaks to the store (package db); what happens in the
-// containers (exec, attach, logs) it reaches through the kubelet's narrow
+// containers (exec, attach, port-forward, logs) it reaches through the kubelet's narrow
 // Streams interface, and it never sees containerd. Kubernetes' object rules are not here:
 // it calls package kube for them, as the controllers do, for every kind it
 // serves.
@@ -21,8 +21,10 @@
 //	  │     patch.go   json, merge, strategic-merge and apply patches (apply.go)
 //	  │     delete.go  DELETE, deletecollection: grace, preconditions, propagation
 //	  │     table.go   Table answers for kubectl get (each kind's columns and cells)
-//	  ├─ pod subresources: log (log.go), exec and attach (exec.go), all three
-//	  │     through the narrow Streams interface; ephemeralcontainers, eviction
+//	  ├─ pod subresources: log (log.go), exec and attach (exec.go),
+//	  │     portforward (portforward.go), all four through the narrow Streams
+//	  │     interface; proxy, ephemeralcontainers, eviction
+//	  ├─ empty lists of the workload kinds a node never holds (absentkinds.go)
 //	  ├─ metrics.k8s.io/v1beta1 PodMetrics and NodeMetrics (resourcemetrics.go,
 //	  │     through the narrow ResourceMetrics interface)
 //	  └─ POST /skiff/v1/images (images.go, through Images)
@@ -59,7 +61,7 @@
 //
 // # Streams
 //
-// Watches, log follows, exec and attach are long-running: they end when the
+// Watches, log follows, exec, attach and port-forward are long-running: they end when the
 // request's context does. The daemon's http.Server gives requests a
 // BaseContext cancelled on shutdown, so that they end then too. The API
 // parses a /log request (the container, as kube-apiserver picks it, and the

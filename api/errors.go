@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 )
 
 // statusFor is the one place where errors become API Status errors: an
@@ -66,6 +67,16 @@ func insufficientStorage(err error) *apierrors.StatusError {
 
 // writeError writes err as a metav1.Status with its HTTP code.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if re := (*streaming.RefusalError)(nil); errors.As(err, &re) {
+		// NOTE: the kubelet's answer, which kube-apiserver passes on as it
+		// came: the text alone.
+		code := re.Code
+		if code == 0 {
+			code = http.StatusInternalServerError
+		}
+		http.Error(w, re.Message, code)
+		return
+	}
 	st := statusFor(err, schema.GroupResource{}, "").ErrStatus
 	writeStatus(w, r, &st)
 }

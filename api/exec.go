@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,10 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/remotecommand"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
+	"github.com/skiff-sh/skiff/kubelet/streaming"
 )
 
 // podExec serves GET and POST /api/v1/namespaces/{ns}/pods/{name}/exec:
@@ -22,12 +25,12 @@ import (
 // for; the outcome (exit code) goes on the error stream.
 func (s *server) podExec(w http.ResponseWriter, r *http.Request) {
 	cmd := r.URL.Query()["command"]
-	pod, container, opts, err := s.streamRequest(r)
+	pod, container, opts, err := s.streamRequest(r, "exec")
 	if err == nil && len(cmd) == 0 {
 		err = apierrors.NewBadRequest("you must specify at least one command for the container")
 	}
 	if err != nil {
-		writeError(w, r, err)
+		refuseStream(w, r, opts, err)
 		return
 	}
 	sess, ok := openSession(w, r, opts)
@@ -44,9 +47,9 @@ func (s *server) podExec(w http.ResponseWriter, r *http.Request) {
 // podAttach serves GET and POST /api/v1/namespaces/{ns}/pods/{name}/attach:
 // the client's streams joined to ?container='s main process.
 func (s *server) podAttach(w http.ResponseWriter, r *http.Request) {
-	pod, container, opts, err := s.streamRequest(r)
+	pod, container, opts, err := s.streamRequest(r, "attach")
 	if err != nil {
-		writeError(w, r, err)
+		refuseStream(w, r, opts, err)
 		return
 	}
 	sess, ok := openSession(w, r, opts)
@@ -62,10 +65,11 @@ func (s *server) podAttach(w http.ResponseWriter, r *http.Request) {
 	sess.finish(st)
 }
 
-// streamRequest checks an exec or attach request before the upgrade: the
-// pod, its container (as kube-apiserver picks it), the streams, and that
-// the container runs.
-func (s *server) streamRequest(r *http.Request) (*corev1.Pod, string, streamOptions, error) {
+// streamRequest checks an exec or attach request (subresource) before the
+// upgrade: the pod, its container (as kube-apiserver picks it), the
+// streams, and that the container runs. When only the last fails, the
+// streams are returned with the error.
+func (s *server) streamRequest(r *http.Request, subresource string) (*corev1.Pod, string, streamOptions, error) {
 	if s.cfg.Streams == nil {
 		return nil, "", streamOptions{}, apierrors.NewServiceUnavailable("exec and attach are not available")
 	}
@@ -84,9 +88,25 @@ func (s *server) streamRequest(r *http.Request) (*corev1.Pod, string, streamOpti
 		return nil, "", streamOptions{}, err
 	}
 	if cs := kube.PodContainerStatus(&pod.Status, container); cs == nil || cs.State.Running == nil {
-		return nil, "", streamOptions{}, containerNotFound(container)
+		return nil, "", opts, containerNotRunning(pod, container, subresource)
 	}
 	return pod, container, opts, nil
+}
+
+// refuseStream answers an exec or attach that cannot start.
+func refuseStream(w http.ResponseWriter, r *http.Request, opts streamOptions, err error) {
+	var re *streaming.RefusalError
+	if !errors.As(err, &re) || !wsstream.IsWebSocketRequestWithStreamCloseProtocol(r) {
+		writeError(w, r, err)
+		return
+	}
+	// NOTE: kube-apiserver translates v5 WebSocket sessions to SPDY for the
+	// kubelet itself: the client is upgraded when the kubelet refuses, and
+	// the refusal (the SPDY client's error) comes on the error channel.
+	if sess, ok := openSession(w, r, opts); ok {
+		se := apierrors.NewInternalError(fmt.Errorf("unable to upgrade connection: %s", re.Message))
+		sess.finish(&se.ErrStatus)
+	}
 }
 
 // streamContainer is the container an exec or attach goes to.
@@ -120,17 +140,14 @@ func containerNames(cs []corev1.Container) string {
 	return strings.Join(names, " ")
 }
 
-// containerNotFound answers an exec or attach to a container that does not
-// run.
-// NOTE: the kubelet's answer (a 500 with this text), which kubectl shows as
-// "unable to upgrade connection: container not found (…)".
-func containerNotFound(name string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusInternalServerError,
-		Reason:  metav1.StatusReasonInternalError,
-		Message: fmt.Sprintf("container not found (%q)", name),
-	}}
+// containerNotRunning is the kubelet's answer to an exec or attach of a
+// container without a running process (kubelet_pods.go's GetExec and
+// GetAttach word it differently).
+func containerNotRunning(pod *corev1.Pod, container, subresource string) error {
+	if subresource == "attach" {
+		return &streaming.RefusalError{Message: fmt.Sprintf("container %s not found in pod %s_%s", container, pod.Name, pod.Namespace)}
+	}
+	return &streaming.RefusalError{Message: fmt.Sprintf("container not found (%q)", container)}
 }
 
 // execStatus is the outcome of an exec as the kubelet reports it: Success,

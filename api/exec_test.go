@@ -55,6 +55,23 @@ func (f *fakeStreams) Log(pod *corev1.Pod, container string, req streaming.LogRe
 	return func(context.Context, io.Writer) error { return nil }, nil
 }
 
+// PortForward forwards to an echo server: each connection gets "<port>:"
+// and then what it sends, back; port 9 has nothing listening.
+func (f *fakeStreams) PortForward(pod *corev1.Pod) (streaming.Forward, error) {
+	f.record("portforward " + pod.Name)
+	return func(ctx context.Context, port int32, stream io.ReadWriteCloser) error {
+		defer stream.Close()
+		if port == 9 {
+			return errors.New("connection refused")
+		}
+		if _, err := fmt.Fprintf(stream, "%d:", port); err != nil {
+			return err
+		}
+		_, err := io.Copy(stream, stream)
+		return err
+	}, nil
+}
+
 func (f *fakeStreams) record(call string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -305,9 +322,9 @@ func TestStreamRequestErrors(t *testing.T) {
 		"no command": {"/pods/multi/exec?container=a&stdout=true",
 			want{400, "you must specify at least one command for the container"}},
 		"not running": {"/pods/stopped/exec?command=ls&stdout=true",
-			want{500, `container not found ("c")`}},
+			want{500, `container not found ("c")` + "\n"}},
 		"ephemeral not yet running": {"/pods/debug/attach?container=dbg&stdin=true&stdout=true&tty=true",
-			want{500, `container not found ("dbg")`}},
+			want{500, "container dbg not found in pod debug_default\n"}},
 		"attach wrong method": {"/pods/multi/attach?container=a&stdout=1",
 			want{405, `DELETE is not supported on resources of kind "pods/attach"`}},
 	}
@@ -324,11 +341,20 @@ func TestStreamRequestErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var st metav1.Status
-			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-				t.Fatalf("decoding status: %v", err)
+			// The kubelet's refusals are text, the API's a Status.
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, want{resp.StatusCode, st.Message}); diff != "" {
+			msg := string(body)
+			var st metav1.Status
+			if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+				if err := json.Unmarshal(body, &st); err != nil {
+					t.Fatalf("decoding status: %v", err)
+				}
+				msg = st.Message
+			}
+			if diff := cmp.Diff(tc.want, want{resp.StatusCode, msg}); diff != "" {
 				t.Errorf("answer (-want,+got):\n%s", diff)
 			}
 		})

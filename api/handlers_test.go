@@ -135,7 +135,7 @@ func TestHandlerStatusCodes(t *testing.T) {
 			req: request{"DELETE", jobsPath + "/a/status", "", nil}, wantCode: 405,
 		},
 		"unknown path": {
-			req: request{"GET", "/apis/apps/v1/deployments", "", nil}, wantCode: 404, wantReason: metav1.StatusReasonNotFound,
+			req: request{"GET", "/apis/apps/v1/statefulsets", "", nil}, wantCode: 404, wantReason: metav1.StatusReasonNotFound,
 		},
 		"bad label selector": {
 			req: request{"GET", jobsPath + "?labelSelector=a%3D%3D%3Db", "", nil}, wantCode: 400,

@@ -41,7 +41,7 @@ func newTestServerWith(t testing.TB, cfg Config, opts ...db.Option) *testServer 
 	cfg.Store, cfg.NodeName = store, "node-a"
 	if cfg.Streams == nil {
 		// The kubelet's own: /log is tested over real log files.
-		cfg.Streams = kubelet.NewStreams(nil, store, ts.logRoot)
+		cfg.Streams = kubelet.NewStreams(nil, store, ts.logRoot, nil)
 	}
 	cfg.Version = version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}
 	h := New(cfg)

@@ -33,7 +33,7 @@ func newLifecycleServer(t *testing.T, namespaces ...string) *testServer {
 			t.Fatalf("creating namespace %s: %v", ns, err)
 		}
 	}
-	h := New(Config{Store: store, Streams: kubelet.NewStreams(nil, store, filepath.Join(dir, "logs")), NodeName: "node-a", NamespaceLifecycle: true,
+	h := New(Config{Store: store, Streams: kubelet.NewStreams(nil, store, filepath.Join(dir, "logs"), nil), NodeName: "node-a", NamespaceLifecycle: true,
 		Version: version.Info{Major: "1", Minor: "34", GitVersion: "v1.34.0-skiff"}})
 	ts := &testServer{Server: httptest.NewServer(h), store: store, logRoot: filepath.Join(dir, "logs"), watches: make(chan string, 100)}
 	t.Cleanup(func() {

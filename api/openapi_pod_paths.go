@@ -20,6 +20,7 @@ var (
 	// policy/v1 Eviction).
 	gvkPodExecOptions   = map[string]string{"group": "", "version": "v1", "kind": "PodExecOptions"}
 	gvkPodAttachOptions = map[string]string{"group": "", "version": "v1", "kind": "PodAttachOptions"}
+	gvkPodPortForward   = map[string]string{"group": "", "version": "v1", "kind": "PodPortForwardOptions"}
 	gvkEviction         = map[string]string{"group": "policy", "version": "v1", "kind": "Eviction"}
 
 	streamParams = []param{
@@ -29,11 +30,12 @@ var (
 		{name: "stdout", in: "query", typ: "boolean", desc: "Redirect the standard output stream of the pod for this call."},
 		{name: "tty", in: "query", typ: "boolean", desc: "TTY if true indicates that a tty will be allocated for the exec call. Defaults to false."},
 	}
-	execParams = append([]param{{name: "command", in: "query", typ: "string", desc: "Command is the remote command to execute. argv array. Not executed within a shell."}}, streamParams...)
+	execParams        = append([]param{{name: "command", in: "query", typ: "string", desc: "Command is the remote command to execute. argv array. Not executed within a shell."}}, streamParams...)
+	portForwardParams = []param{{name: "ports", in: "query", typ: "integer", desc: "List of ports to forward Required when using WebSockets"}}
 )
 
 // podSubresourcePaths are the paths of pods/exec, pods/attach,
-// pods/eviction and pods/ephemeralcontainers under collection.
+// pods/portforward, pods/eviction and pods/ephemeralcontainers under collection.
 func podSubresourcePaths(rs *resource, collection string, objectParams []param) []pathItem {
 	gvn := rs.gv.opName()
 	write := []param{pDryRun, pManager, pValidation}
@@ -49,6 +51,10 @@ func podSubresourcePaths(rs *resource, collection string, objectParams []param) 
 		{path: collection + "/{name}/attach", params: objectParams[:2], ops: []op{
 			connect("get", "Attach", streamParams, gvkPodAttachOptions),
 			connect("post", "Attach", streamParams, gvkPodAttachOptions),
+		}},
+		{path: collection + "/{name}/portforward", params: objectParams[:2], ops: []op{
+			connect("get", "Portforward", portForwardParams, gvkPodPortForward),
+			connect("post", "Portforward", portForwardParams, gvkPodPortForward),
 		}},
 		{path: collection + "/{name}/eviction", params: objectParams, ops: []op{
 			{method: "post", id: "create" + gvn + "NamespacedPodEviction", action: "post", params: write,

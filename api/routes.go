@@ -30,6 +30,7 @@ func (s *server) routes(r *mux.Router) {
 		s.resourceRoutes(r, rs)
 		s.watchRoutes(r, rs)
 	}
+	s.absentKindRoutes(r)
 	s.podSubresourceRoutes(r)
 	s.podEvictionRoute(r)
 	s.tokenRequestRoute(r)

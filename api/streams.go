@@ -10,8 +10,8 @@ import (
 )
 
 // Streams is the kubelet's streaming half, the one way the API reaches the
-// containers of this node's pods: exec and attach sessions, and container
-// logs. Package kubelet implements it over the container runtime and the
+// containers of this node's pods: exec and attach sessions, port forwards,
+// and container logs. Package kubelet implements it over the container runtime and the
 // log files; the API only sees this interface (and the words of package
 // streaming), as kube-apiserver only proxies these subresources to the
 // kubelet.
@@ -28,6 +28,10 @@ type Streams interface {
 	// container keeps one open), its output from now on, and resizes of
 	// its terminal. It returns nil when the process exits.
 	Attach(ctx context.Context, pod *corev1.Pod, container string, sio streaming.IO) error
+	// PortForward checks that the pod runs (a streaming.RefusalError when
+	// it does not, returned before any upgrade) and returns what forwards
+	// a client's stream to a port on the pod's localhost.
+	PortForward(pod *corev1.Pod) (streaming.Forward, error)
 	// Log opens the log of the pod's container (regular, init or
 	// ephemeral) as req asks: which instance it reads, and with req.Follow
 	// when it moves on to the next one, is the kubelet's decision. An error

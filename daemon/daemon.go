@@ -372,7 +372,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Store:    store,
 		NodeName: node.Name,
 		Version:  buildinfo.Info(),
-		Streams:  kubelet.NewStreams(rt, store, logRoot),
+		Streams:  kubelet.NewStreams(rt, store, logRoot, podNet),
 		ReadyChecks: []api.Check{{Name: "containerd", Check: func(ctx context.Context) error {
 			_, err := rt.Version(ctx)
 			return err

@@ -3,7 +3,7 @@
 // skiff has one node, this machine; package kubelet describes it, registers
 // it and keeps its status, collects its unused images, caps the containers it
 // runs at once, and serves what the API asks of its containers (exec,
-// attach, logs). The pods themselves are run by the pod worker.
+// attach, port forwards, logs). The pods themselves are run by the pod worker.
 //
 // The tree:
 //
@@ -14,6 +14,7 @@
 //	    maxcontainers.go  --max-containers derived from the PID limit and memory
 //	    streams.go        api.Streams: exec, attach (through the runtime and the log files)
 //	    log.go            api.Streams' Log: which instance /log reads, when a follower moves on
+//	    portforward.go    api.Streams' PortForward: localhost:port in the pod's network namespace
 //	kubelet/streaming     the words of api.Streams (a leaf both sides import)
 //	kubelet/admission     which pods the node lets in, in what order (pure)
 //	kubelet/prober        a probe's timing, schedule and thresholds (pure)
@@ -22,7 +23,7 @@
 //
 // How it is reached:
 //
-//	api ──Streams (exec, attach, log)──▶ kubelet ──▶ runtime (containerd), logs (files)
+//	api ──Streams (exec, attach, port-forward, log)──▶ kubelet ──▶ runtime (containerd), logs (files), network (sandboxes)
 //	db ◀─pods, status, Node, events──── kubelet/podworker, kubelet (node status, image GC)
 //	daemon wires them: it describes the node, registers it, starts the
 //	heartbeat, the image collector, the pod worker and the sampler, and

@@ -36,15 +36,17 @@ var _ StreamRuntime = (*runtime.Runtime)(nil)
 // that it outlives skiffd); log writes the log files of the instances a
 // /log request asks for (log.go).
 type Streams struct {
-	rt      StreamRuntime
-	store   *db.Store
-	logRoot string
+	rt       StreamRuntime
+	store    *db.Store
+	logRoot  string
+	networks PodNetworks
 }
 
 // NewStreams returns the streams of the containers rt runs: the pods are
-// read from store, their log files from under logRoot.
-func NewStreams(rt StreamRuntime, store *db.Store, logRoot string) *Streams {
-	return &Streams{rt: rt, store: store, logRoot: logRoot}
+// read from store, their log files from under logRoot, and port forwards
+// reach them through their sandboxes in networks (nil: none is served).
+func NewStreams(rt StreamRuntime, store *db.Store, logRoot string, networks PodNetworks) *Streams {
+	return &Streams{rt: rt, store: store, logRoot: logRoot, networks: networks}
 }
 
 // Exec runs cmd in the running instance of the pod's container.
