@@ -250,13 +250,13 @@ func relabel(labels map[string]string, job string, uid types.UID) {
 func timeList(b *testing.B, s *skiffd, accept string, want int) time.Duration {
 	var took []time.Duration
 	for range 5 {
-		req, err := http.NewRequest(http.MethodGet, "http://"+s.addr+"/apis/batch/v1/namespaces/default/jobs", nil)
+		req, err := http.NewRequest(http.MethodGet, s.url("/apis/batch/v1/namespaces/default/jobs"), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		req.Header.Set("Accept", accept)
 		start := time.Now()
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := s.httpClient().Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func timeCreates(b *testing.B, s *skiffd, n int) []time.Duration {
 		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"created-%d"},"spec":{"suspend":true,`+
 			`"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.35","command":["true"]}]}}}}`, i)
 		start := time.Now()
-		resp, err := http.Post("http://"+s.addr+"/apis/batch/v1/namespaces/default/jobs", "application/json", strings.NewReader(body))
+		resp, err := s.httpClient().Post(s.url("/apis/batch/v1/namespaces/default/jobs"), "application/json", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -307,7 +307,7 @@ func saveProfile(b *testing.B, s *skiffd, name, file string) {
 	}
 	// NOTE: b.Error, not b.Fatal: the CPU profile is taken on a goroutine
 	// of its own.
-	resp, err := http.Get("http://" + s.addr + "/debug/pprof/" + name)
+	resp, err := s.get("/debug/pprof/" + name)
 	if err != nil {
 		b.Error(err)
 		return
