@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,5 +128,100 @@ func TestDecodeListedKeepsOrder(t *testing.T) {
 	items[2*decodeChunk+1].JSON = []byte(`{"metadata":`)
 	if _, err := decodeListed(jobResource, items); err == nil {
 		t.Error("a list with an item that does not decode decoded")
+	}
+}
+
+// TestStoredTableIsTheEncodedTable: a Table written from the stored JSON
+// (the cells' fields decoded alone, the metadata copied) is, byte for byte,
+// the Table of the decoded objects as writeJSON encodes it, for a Job with
+// every field its cells read, with and without row objects.
+func TestStoredTableIsTheEncodedTable(t *testing.T) {
+	ts := newTestServer(t)
+	for _, body := range []string{
+		`{"metadata":{"name":"a","labels":{"x":"1"},"annotations":{"note":"<b>&amp; ünïcode \"quoted\"</b>"}},
+			"spec":{"suspend":true,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35","command":["sh","-c","echo '<&>'"]}]}}}}`,
+		`{"metadata":{"name":"b"},"spec":{"completions":3,"parallelism":2,"template":{"spec":{"restartPolicy":"OnFailure",
+			"containers":[{"name":"c","image":"busybox:1.35"},{"name":"d","image":"busybox:1.36"}]}}}}`,
+		`{"metadata":{"name":"c"},"spec":{"parallelism":4,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35"}]}}}}`,
+	} {
+		if resp := ts.do(t, http.MethodPost, "/apis/batch/v1/namespaces/default/jobs", body); resp.code != http.StatusCreated {
+			t.Fatalf("creating a Job: %d %s", resp.code, resp.body)
+		}
+	}
+	if resp := ts.do(t, http.MethodPatch, "/apis/batch/v1/namespaces/default/jobs/b/status",
+		`{"status":{"startTime":"2026-11-25T08:00:00Z","completionTime":"2026-11-25T08:01:30Z","succeeded":3,
+			"conditions":[{"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]}}`,
+		"Content-Type: application/merge-patch+json"); resp.code != http.StatusOK {
+		t.Fatalf("patching a Job's status: %d %s", resp.code, resp.body)
+	}
+	if resp := ts.do(t, http.MethodPatch, "/apis/batch/v1/namespaces/default/jobs/c/status",
+		`{"status":{"startTime":"2026-11-25T08:00:00Z","active":4}}`,
+		"Content-Type: application/merge-patch+json"); resp.code != http.StatusOK {
+		t.Fatalf("patching a Job's status: %d %s", resp.code, resp.body)
+	}
+	stored, _, err := ts.store.ListStoredAt(db.Jobs, "", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]listed, len(stored))
+	objs := make([]db.Object, len(stored))
+	for i, st := range stored {
+		items[i] = listed{Stored: st}
+		if objs[i], err = st.Decode(db.Jobs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	for _, include := range []string{"", "Metadata", "None"} {
+		t.Run("includeObject="+include, func(t *testing.T) {
+			meta := metav1.ListMeta{ResourceVersion: "12"}
+			got, ok, err := storedTableJSON(jobResource, "v1", include, items, meta, now)
+			if err != nil || !ok {
+				t.Fatalf("not written from the stored JSON: %v", err)
+			}
+			r := httptest.NewRequest(http.MethodGet, "/apis/batch/v1/jobs?includeObject="+include, nil)
+			table := jobResource.table(r, "v1", objs, meta)
+			for i := range table.Rows { // the same clock for the AGE and DURATION cells
+				table.Rows[i].Cells = jobResource.cells(objs[i], now)
+			}
+			var want bytes.Buffer
+			if err := json.NewEncoder(&want).Encode(table); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.String(), string(got)); diff != "" {
+				t.Errorf("(-decoded and encoded +from the stored JSON):\n%s", diff)
+			}
+		})
+	}
+	if _, ok, _ := storedTableJSON(jobResource, "v1", "Object", items, metav1.ListMeta{}, now); ok {
+		t.Error("includeObject=Object was written without the whole objects")
+	}
+}
+
+func TestProject(t *testing.T) {
+	p := projection{"a": nil, "b": {"c": nil, "d": {"e": nil}}, "l": {"n": nil}}
+	tests := map[string]struct{ in, want string }{
+		"fields kept and dropped": {`{"a":[1,{"x":"]}"}],"z":{"q":"\"}"},"b":{"y":1,"c":"s\"x","d":{"e":null,"f":2}}}`,
+			`{"a":[1,{"x":"]}"}],"b":{"c":"s\"x","d":{"e":null}}}`},
+		"a wanted object given another value": {`{"b":null,"a":true}`, `{"b":null,"a":true}`},
+		"spaces":                              {` { "a" : 1 , "z" : [ ] } `, `{"a":1}`},
+		"nothing wanted":                      {`{"z":1}`, `{}`},
+		"each object of an array":             {`{"l":[{"n":1,"m":2},{"m":3},[4],5]}`, `{"l":[{"n":1},{},[4],5]}`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := project(nil, []byte(tc.in), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{`[1]`, `{"a":1`, `{"a":"x}`, `{"a"}`, `{"l":[{"n":1}`} {
+		if _, err := project(nil, []byte(bad), p); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
 	}
 }
