@@ -49,6 +49,8 @@ func atRest(b *testing.B) {
 	s := newSkiffd(b)
 	s.start()
 	idle := settledRSS(b, s)
+	storePath := filepath.Join(s.dataDir, "skiff.db")
+	idleParts := rssOfParts(b, s.cmd.Process.Pid, storePath)
 	saveProfile(b, s, "heap?gc=1", "atrest-idle-heap.pprof")
 
 	// The Job and pod to copy: one that ran, as skiffd stores them.
@@ -64,12 +66,13 @@ func atRest(b *testing.B) {
 		b.Fatalf("the seed Job's pods: %v, %v", pods, err)
 	}
 	s.stop()
-	seedStore(b, filepath.Join(s.dataDir, "skiff.db"), done, &pods.Items[0], storedJobs-1)
+	seedStore(b, storePath, done, &pods.Items[0], storedJobs-1)
 
 	began := time.Now()
 	s.start()
 	restart := time.Since(began)
 	stored := settledRSS(b, s)
+	storedParts := rssOfParts(b, s.cmd.Process.Pid, storePath)
 	saveProfile(b, s, "heap?gc=1", "atrest-stored-heap.pprof")
 	// NOTE: what the Go runtime gives back on its own once at rest (its
 	// scavenger returns freed pages gradually).
@@ -92,15 +95,17 @@ func atRest(b *testing.B) {
 	s.stop()
 
 	fmt.Printf("skiffd at rest (load before %s, after %s):\n", load, loadAverage())
-	fmt.Printf("  idle, empty store            VmRSS %.1f MiB\n", mib(idle))
-	fmt.Printf("  %d Jobs + %d Pods stored  VmRSS %.1f MiB at rest, %.1f MiB 30 s later, %.1f MiB (anonymous) after the lists\n",
-		storedJobs, storedJobs, mib(stored), mib(storedLater), mib(afterLists))
+	fmt.Printf("  idle, empty store            VmRSS %.1f MiB (%s)\n", mib(idle), idleParts)
+	fmt.Printf("  %d Jobs + %d Pods stored  VmRSS %.1f MiB at rest (%s), %.1f MiB 30 s later, %.1f MiB (anonymous) after the lists\n",
+		storedJobs, storedJobs, mib(stored), storedParts, mib(storedLater), mib(afterLists))
 	fmt.Printf("  restart to ready            %s\n", restart.Round(time.Millisecond))
 	fmt.Printf("  list of %d Jobs            JSON %s, Table %s (median of 5)\n", storedJobs,
 		jsonList.Round(100*time.Microsecond), tableList.Round(100*time.Microsecond))
 	fmt.Printf("  create a Job (500 in a row)  median %s p99 %s\n", creates.median.Round(10*time.Microsecond), creates.p99.Round(10*time.Microsecond))
 	b.ReportMetric(mib(idle), "idle-rss-MiB")
+	b.ReportMetric(mib(idleParts.anon), "idle-anon-MiB")
 	b.ReportMetric(mib(stored), "stored-rss-MiB")
+	b.ReportMetric(mib(storedParts.anon), "stored-anon-MiB")
 	b.ReportMetric(mib(storedLater), "stored-rss-30s-MiB")
 	b.ReportMetric(ms(restart), "restart-ms")
 	b.ReportMetric(ms(jsonList), "list-json-ms")
@@ -155,24 +160,79 @@ func busyTime(b *testing.B, pid int) time.Duration {
 	return total
 }
 
-// vmRSS is a process's resident memory, file-backed pages (its binary)
-// included, as ps and top show it.
-func vmRSS(b *testing.B, pid int) int64 {
+// vmRSS is a process's resident memory, file-backed pages (its binary,
+// the store's mapping) included, as ps and top show it.
+func vmRSS(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmRSS") }
+
+// procStatus is a size field of /proc/<pid>/status (VmRSS, RssAnon,
+// RssFile), in bytes.
+func procStatus(t testing.TB, pid int, name string) int64 {
+	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				b.Fatal(err)
+				t.Fatal(err)
 			}
 			return kb << 10
 		}
 	}
-	b.Fatalf("no VmRSS for pid %d", pid)
+	t.Fatalf("no %s for pid %d", name, pid)
 	return 0
+}
+
+// rssParts is where a process's resident memory is: anonymous (its heap,
+// stacks, the runtime's), its executable's pages, the store's mapped file
+// (bbolt reads through mmap), other files.
+type rssParts struct{ anon, binary, store, otherFiles int64 }
+
+func (p rssParts) String() string {
+	return fmt.Sprintf("anonymous %.1f MiB, binary %.1f MiB, store file %.1f MiB, other files %.1f MiB",
+		mib(p.anon), mib(p.binary), mib(p.store), mib(p.otherFiles))
+}
+
+// rssOfParts reads /proc/<pid>/smaps: the resident memory of each mapping.
+func rssOfParts(b *testing.B, pid int, storePath string) rssParts {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var parts rssParts
+	var file string
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			file = ""
+			if len(f) >= 6 && strings.HasPrefix(f[5], "/") {
+				file = f[5]
+			}
+		case len(f) == 3 && f[0] == "Rss:":
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			switch file {
+			case "":
+				parts.anon += kb << 10
+			case exe:
+				parts.binary += kb << 10
+			case storePath:
+				parts.store += kb << 10
+			default:
+				parts.otherFiles += kb << 10
+			}
+		}
+	}
+	return parts
 }
 
 // seedStore writes n copies of a finished Job and its finished pod into a
