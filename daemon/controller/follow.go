@@ -53,9 +53,8 @@ var firstLists = make(chan struct{}, 1)
 // list, and they decoded at least returnAfterListing bytes of stored JSON,
 // the freed memory goes back at once.
 var (
-	listing      atomic.Int64 // followers taking or waiting for their first list
-	listedBytes  atomic.Int64 // stored JSON they decoded since listing was last 0
-	returnMemory = debug.FreeOSMemory
+	listing     atomic.Int64 // followers taking or waiting for their first list
+	listedBytes atomic.Int64 // stored JSON they decoded since listing was last 0
 )
 
 const returnAfterListing = 32 << 20
@@ -67,7 +66,7 @@ func (f *follower) start(ctx context.Context) (*db.Watcher, error) {
 	defer func() {
 		if listing.Add(-1) == 0 && listedBytes.Load() >= returnAfterListing {
 			listedBytes.Store(0)
-			go returnMemory()
+			go debug.FreeOSMemory()
 		}
 	}()
 	select {
