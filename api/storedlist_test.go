@@ -206,6 +206,7 @@ func TestProject(t *testing.T) {
 		"a wanted object given another value": {`{"b":null,"a":true}`, `{"b":null,"a":true}`},
 		"spaces":                              {` { "a" : 1 , "z" : [ ] } `, `{"a":1}`},
 		"nothing wanted":                      {`{"z":1}`, `{}`},
+		"an escaped backslash ends a string":  {`{"z":"x\\","a":"y\\\"\\"}`, `{"a":"y\\\"\\"}`},
 		"each object of an array":             {`{"l":[{"n":1,"m":2},{"m":3},[4],5]}`, `{"l":[{"n":1},{},[4],5]}`},
 	}
 	for name, tc := range tests {

@@ -89,7 +89,11 @@ func atRest(b *testing.B) {
 	<-profiled
 	afterLists := rssOf(b, s.cmd.Process.Pid)
 	saveProfile(b, s, "allocs", "atrest-lists-allocs.pprof")
+	metricsBefore := scrapeMetrics(b, s)
 	creates := percentiles(timeCreates(b, s, 500))
+	metricsAfter := scrapeMetrics(b, s)
+	writes := histogramDelta(metricsBefore, metricsAfter, `skiff_store_transaction_duration_seconds_bucket{mode="write",`)
+	commits := histogramDelta(metricsBefore, metricsAfter, `etcd_disk_backend_commit_duration_seconds_bucket{`)
 	// Stopped here, skiffd leaves its objects to the data dir's removal:
 	// deleting 20000 of them one by one would take longer than the rest.
 	s.stop()
@@ -101,6 +105,7 @@ func atRest(b *testing.B) {
 	fmt.Printf("  restart to ready            %s\n", restart.Round(time.Millisecond))
 	fmt.Printf("  list of %d Jobs            JSON %s, Table %s (median of 5)\n", storedJobs, jsonList, tableList)
 	fmt.Printf("  create a Job (500 in a row)  median %s p99 %s\n", creates.median.Round(10*time.Microsecond), creates.p99.Round(10*time.Microsecond))
+	fmt.Printf("    the store meanwhile: write transactions %s; their commits %s\n", writes, commits)
 	b.ReportMetric(mib(idle), "idle-rss-MiB")
 	b.ReportMetric(mib(idleParts.anon), "idle-anon-MiB")
 	b.ReportMetric(mib(stored), "stored-rss-MiB")
@@ -400,4 +405,68 @@ func saveProfile(b *testing.B, s *skiffd, name, file string) {
 	if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
 		b.Error(err)
 	}
+}
+
+// scrapeMetrics is skiffd's /metrics.
+func scrapeMetrics(b *testing.B, s *skiffd) string {
+	resp, err := s.get("/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(data)
+}
+
+// histogramSpan is what a Prometheus histogram observed between two
+// scrapes: how many, and the buckets holding the median and the 99th
+// percentile (their upper bounds).
+type histogramSpan struct {
+	count       int64
+	median, p99 string
+}
+
+func (h histogramSpan) String() string {
+	return fmt.Sprintf("%d, median ≤ %s s, p99 ≤ %s s", h.count, h.median, h.p99)
+}
+
+// histogramDelta is the span of the histogram whose bucket lines begin
+// with prefix (the metric's name and labels up to le).
+func histogramDelta(before, after, prefix string) histogramSpan {
+	buckets := func(text string) (les []string, counts []int64) {
+		for line := range strings.Lines(text) {
+			rest, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			le, value, ok := strings.Cut(rest, "} ")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			les = append(les, strings.Trim(strings.TrimPrefix(le, "le="), `"`))
+			counts = append(counts, n)
+		}
+		return les, counts
+	}
+	les, was := buckets(before)
+	_, now := buckets(after)
+	var h histogramSpan
+	if len(les) == 0 || len(was) != len(now) {
+		return h
+	}
+	h.count = now[len(now)-1] - was[len(was)-1]
+	for i := range les {
+		n := now[i] - was[i]
+		if h.median == "" && 2*n >= h.count {
+			h.median = les[i]
+		}
+		if h.p99 == "" && 100*n >= 99*h.count {
+			h.p99 = les[i]
+		}
+	}
+	return h
 }
