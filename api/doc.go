@@ -21,6 +21,8 @@
 //	  │     patch.go   json, merge, strategic-merge and apply patches (apply.go)
 //	  │     delete.go  DELETE, deletecollection: grace, preconditions, propagation
 //	  │     table.go   Table answers for kubectl get (each kind's columns and cells)
+//	  │     storedlist.go, storedtable.go  JSON lists and Tables written from the
+//	  │                stored JSON (a Table decodes only its cells' fields: projection.go)
 //	  ├─ pod subresources: log (log.go), exec and attach (exec.go), all three
 //	  │     through the narrow Streams interface; ephemeralcontainers, eviction
 //	  ├─ metrics.k8s.io/v1beta1 PodMetrics and NodeMetrics (resourcemetrics.go,
