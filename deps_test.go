@@ -1,6 +1,7 @@
 package skiff_test
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -123,5 +124,31 @@ func TestLogDriverDependencies(t *testing.T) {
 				t.Errorf("the log driver imports %s", dep)
 			}
 		}
+	}
+}
+
+// TestSkiffdLinksNoPlugin: skiffd as the Makefile builds it (SKIFFD_TAGS)
+// does not link Go's plugin package, which would export every symbol and
+// link libc dynamically: 17 MB more binary, resident at every start.
+func TestSkiffdLinksNoPlugin(t *testing.T) {
+	makefile, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags string
+	for line := range strings.Lines(string(makefile)) {
+		if v, ok := strings.CutPrefix(line, "SKIFFD_TAGS :="); ok {
+			tags = strings.TrimSpace(v)
+		}
+	}
+	if tags == "" {
+		t.Fatal("the Makefile sets no SKIFFD_TAGS")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-tags", tags, "./cmd/skiffd").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/skiffd: %v", err)
+	}
+	if slices.Contains(strings.Fields(string(out)), "plugin") {
+		t.Errorf("skiffd built with tags %q links the plugin package", tags)
 	}
 }

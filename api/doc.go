@@ -21,6 +21,8 @@
 //	  │     patch.go   json, merge, strategic-merge and apply patches (apply.go)
 //	  │     delete.go  DELETE, deletecollection: grace, preconditions, propagation
 //	  │     table.go   Table answers for kubectl get (each kind's columns and cells)
+//	  │     storedlist.go, storedtable.go  JSON lists and Tables written from the
+//	  │                stored JSON (a Table decodes only its cells' fields: projection.go)
 //	  ├─ pod subresources: log (log.go), exec and attach (exec.go),
 //	  │     portforward (portforward.go), all four through the narrow Streams
 //	  │     interface; proxy, ephemeralcontainers, eviction

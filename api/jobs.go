@@ -30,6 +30,7 @@ var jobResource = &resource{
 	fields:               jobFields,
 	columns:              jobColumns,
 	cells:                func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
+	cellFields:           jobCellFields,
 	prepareCreate:        func(_ *server, obj db.Object) { kube.PrepareJobForCreate(obj.(*batchv1.Job)) },
 	validateCreate:       validateAs(kube.ValidateJob),
 	prepareUpdate:        prepareUpdateAs(kube.PrepareJobForUpdate, kube.PrepareJobForStatusUpdate),
@@ -73,6 +74,14 @@ var jobColumns = []metav1.TableColumnDefinition{
 	{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
 	{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
 	{Name: "Selector", Type: "string", Priority: 1, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
+}
+
+// jobCellFields are the fields jobCells reads.
+var jobCellFields = projection{
+	"metadata": {"name": nil, "creationTimestamp": nil, "deletionTimestamp": nil},
+	"spec": {"completions": nil, "parallelism": nil, "selector": nil,
+		"template": {"spec": {"containers": {"name": nil, "image": nil}}}},
+	"status": {"conditions": {"type": nil, "status": nil}, "startTime": nil, "completionTime": nil, "succeeded": nil},
 }
 
 // jobCells is one job's row.

@@ -24,6 +24,16 @@ var podColumns = []metav1.TableColumnDefinition{
 	{Name: "Readiness Gates", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["readinessGates"]},
 }
 
+// podCellFields are the fields podCells reads (kube.FindContainer reads
+// the containers' names and the init containers' restartPolicy).
+var podCellFields = projection{
+	"metadata": {"name": nil, "creationTimestamp": nil, "deletionTimestamp": nil},
+	"spec": {"containers": {"name": nil}, "initContainers": {"name": nil, "restartPolicy": nil},
+		"ephemeralContainers": {"name": nil}, "nodeName": nil, "readinessGates": nil},
+	"status": {"phase": nil, "reason": nil, "conditions": nil, "podIP": nil, "nominatedNodeName": nil,
+		"containerStatuses": nil, "initContainerStatuses": nil},
+}
+
 // podCells is one pod's row.
 func podCells(pod *corev1.Pod, now time.Time) []any {
 	ready, total, restarts, lastRestart := podCounts(pod)

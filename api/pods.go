@@ -31,6 +31,7 @@ var podResource = &resource{
 	fields:               podFields,
 	columns:              podColumns,
 	cells:                func(obj db.Object, now time.Time) []any { return podCells(obj.(*corev1.Pod), now) },
+	cellFields:           podCellFields,
 	prepareCreate:        func(s *server, obj db.Object) { s.pods.PrepareForCreate(obj.(*corev1.Pod)) },
 	validateCreate:       validateAs(kube.ValidatePodCreate),
 	prepareUpdate:        prepareUpdateAs(kube.PreparePodForUpdate, kube.PreparePodForStatusUpdate),

@@ -63,6 +63,9 @@ type resource struct {
 	// columns and cells are the Table printer.
 	columns []metav1.TableColumnDefinition
 	cells   func(obj db.Object, now time.Time) []any
+	// cellFields, if set, are the fields cells reads: a Table of stored
+	// objects decodes only those (storedTableJSON).
+	cellFields projection
 	// prepareCreate defaults a new object (name, namespace, uid already set).
 	prepareCreate func(s *server, obj db.Object)
 	// validateCreate validates a defaulted new object.

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	goruntime "runtime"
 	"strconv"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,19 +59,29 @@ func filterListed(rs *resource, items []listed, sel fields.Selector) ([]listed, 
 // (TestStoredListIsTheEncodedList), a tenth of the time for thousands of
 // objects. Tables and converted kinds go through the objects.
 func (s *server) respondListed(w http.ResponseWriter, r *http.Request, rs *resource, items []listed, meta metav1.ListMeta) {
-	if _, table := wantsTable(r); !table && rs.servedAsStored() {
-		if body, ok := storedListJSON(rs, items, meta); ok {
-			if isPretty(r) {
-				var indented bytes.Buffer
-				if err := json.Indent(&indented, body, "", "  "); err == nil {
-					body = indented.Bytes()
-				}
-			}
-			w.Header().Set("Content-Type", mediaJSON)
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write(body)
+	var body []byte
+	var ok bool
+	if version, table := wantsTable(r); table {
+		var err error
+		body, ok, err = storedTableJSON(rs, version, r.URL.Query().Get("includeObject"), items, meta, time.Now())
+		if err != nil {
+			writeError(w, r, err)
 			return
 		}
+	} else if rs.servedAsStored() {
+		body, ok = storedListJSON(rs, items, meta)
+	}
+	if ok {
+		if isPretty(r) {
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, body, "", "  "); err == nil {
+				body = indented.Bytes()
+			}
+		}
+		w.Header().Set("Content-Type", mediaJSON)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return
 	}
 	objs, err := decodeListed(rs, items)
 	if err != nil {
@@ -151,25 +162,47 @@ func storedListJSON(rs *resource, items []listed, meta metav1.ListMeta) ([]byte,
 // quote, so its first occurrence is metadata.uid's.
 var uidField = []byte(`,"uid":"`)
 
+// storedMetadataKey begins every stored object's JSON (ObjectMeta is the
+// first field of every kind).
+var storedMetadataKey = []byte(`{"metadata":`)
+
+// resourceVersionAt is where metadata.resourceVersion goes in stored JSON:
+// just after metadata.uid's value; false if the JSON is not of that shape.
+func resourceVersionAt(data []byte) (int, bool) {
+	rest, ok := bytes.CutPrefix(data, storedMetadataKey)
+	if !ok || !bytes.HasPrefix(rest, []byte("{")) {
+		return 0, false
+	}
+	i := bytes.Index(rest, uidField)
+	if i < 0 {
+		return 0, false
+	}
+	afterUID := rest[i+len(uidField):]
+	end := bytes.IndexByte(afterUID, '"')
+	if end < 0 {
+		return 0, false
+	}
+	return len(data) - len(afterUID) + end + 1, true
+}
+
+// writeResourceVersion writes the resourceVersion field that follows uid.
+func writeResourceVersion(buf *bytes.Buffer, rv uint64) {
+	buf.WriteString(`,"resourceVersion":"`)
+	buf.WriteString(strconv.FormatUint(rv, 10))
+	buf.WriteByte('"')
+}
+
 // writeStoredItem writes one item: the stored JSON with its resourceVersion
 // after the uid, as encoding/json writes the object (list items carry no
 // apiVersion and kind, as kube-apiserver's); an item of another shape is
 // decoded and encoded.
 func writeStoredItem(buf *bytes.Buffer, rs *resource, it *listed) error {
 	data := it.JSON
-	if rest, ok := bytes.CutPrefix(data, []byte(`{"metadata":{`)); ok {
-		if i := bytes.Index(rest, uidField); i >= 0 {
-			afterUID := rest[i+len(uidField):]
-			if end := bytes.IndexByte(afterUID, '"'); end >= 0 {
-				cut := len(data) - len(afterUID) + end + 1
-				buf.Write(data[:cut])
-				buf.WriteString(`,"resourceVersion":"`)
-				buf.WriteString(strconv.FormatUint(it.RV, 10))
-				buf.WriteByte('"')
-				buf.Write(data[cut:])
-				return nil
-			}
-		}
+	if cut, ok := resourceVersionAt(data); ok {
+		buf.Write(data[:cut])
+		writeResourceVersion(buf, it.RV)
+		buf.Write(data[cut:])
+		return nil
 	}
 	obj, err := it.decode(rs)
 	if err != nil {

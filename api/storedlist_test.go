@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,5 +128,120 @@ func TestDecodeListedKeepsOrder(t *testing.T) {
 	items[2*decodeChunk+1].JSON = []byte(`{"metadata":`)
 	if _, err := decodeListed(jobResource, items); err == nil {
 		t.Error("a list with an item that does not decode decoded")
+	}
+}
+
+// TestStoredTableIsTheEncodedTable: a Table written from the stored JSON
+// (the cells' fields decoded alone, the metadata copied) is, byte for byte,
+// the Table of the decoded objects as writeJSON encodes it, for Jobs and
+// pods with every field their cells read, with and without row objects.
+func TestStoredTableIsTheEncodedTable(t *testing.T) {
+	ts := newTestServer(t)
+	for _, req := range []struct{ path, body string }{
+		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"a","labels":{"x":"1"},"annotations":{"note":"<b>&amp; ünïcode \"quoted\"</b>"}},
+			"spec":{"suspend":true,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35","command":["sh","-c","echo '<&>'"]}]}}}}`},
+		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"b"},"spec":{"completions":3,"parallelism":2,"template":{"spec":{"restartPolicy":"OnFailure",
+			"containers":[{"name":"c","image":"busybox:1.35"},{"name":"d","image":"busybox:1.36"}]}}}}`},
+		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"c"},"spec":{"parallelism":4,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35"}]}}}}`},
+		{"/api/v1/namespaces/default/pods", `{"metadata":{"name":"running"},"spec":{"nodeName":"node","readinessGates":[{"conditionType":"example.com/gate"}],
+			"containers":[{"name":"a","image":"busybox:1.35"},{"name":"b","image":"busybox:1.35"}]}}`},
+		{"/api/v1/namespaces/default/pods", `{"metadata":{"name":"initializing"},"spec":{"initContainers":[{"name":"i","image":"busybox:1.35"},
+			{"name":"side","image":"busybox:1.35","restartPolicy":"Always"}],"containers":[{"name":"a","image":"busybox:1.35"}]}}`},
+		{"/api/v1/namespaces/default/pods", `{"metadata":{"name":"pending"},"spec":{"containers":[{"name":"a","image":"busybox:1.35"}]}}`},
+	} {
+		if resp := ts.do(t, http.MethodPost, req.path, req.body); resp.code != http.StatusCreated {
+			t.Fatalf("POST %s: %d %s", req.path, resp.code, resp.body)
+		}
+	}
+	for _, patch := range []struct{ path, body string }{
+		{"/apis/batch/v1/namespaces/default/jobs/b/status", `{"status":{"startTime":"2026-11-25T08:00:00Z","completionTime":"2026-11-25T08:01:30Z","succeeded":3,
+			"conditions":[{"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]}}`},
+		{"/apis/batch/v1/namespaces/default/jobs/c/status", `{"status":{"startTime":"2026-11-25T08:00:00Z","active":4}}`},
+		{"/api/v1/namespaces/default/pods/running/status", `{"status":{"phase":"Running","podIP":"10.88.0.5","nominatedNodeName":"other",
+			"conditions":[{"type":"Ready","status":"True"},{"type":"example.com/gate","status":"True"}],
+			"containerStatuses":[{"name":"a","ready":true,"restartCount":2,"image":"busybox:1.35","imageID":"","state":{"running":{"startedAt":"2026-11-25T08:00:00Z"}},
+				"lastState":{"terminated":{"exitCode":1,"reason":"Error","startedAt":"2026-11-25T07:58:00Z","finishedAt":"2026-11-25T07:59:00Z"}}},
+			{"name":"b","ready":false,"restartCount":0,"image":"busybox:1.35","imageID":"","state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}}`},
+		{"/api/v1/namespaces/default/pods/initializing/status", `{"status":{"phase":"Pending",
+			"initContainerStatuses":[{"name":"i","ready":false,"restartCount":1,"image":"busybox:1.35","imageID":"","state":{"terminated":{"exitCode":0,"startedAt":"2026-11-25T08:00:00Z","finishedAt":"2026-11-25T08:00:01Z"}}},
+			{"name":"side","ready":false,"restartCount":0,"image":"busybox:1.35","imageID":"","started":true,"state":{"running":{"startedAt":"2026-11-25T08:00:02Z"}}}]}}`},
+	} {
+		if resp := ts.do(t, http.MethodPatch, patch.path, patch.body, "Content-Type: application/merge-patch+json"); resp.code != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", patch.path, resp.code, resp.body)
+		}
+	}
+	if resp := ts.do(t, http.MethodDelete, "/api/v1/namespaces/default/pods/pending", ""); resp.code != http.StatusOK {
+		t.Fatalf("deleting a pod: %d %s", resp.code, resp.body)
+	}
+	now := time.Now()
+	for name, rs := range map[string]*resource{"jobs": jobResource, "pods": podResource} {
+		stored, _, err := ts.store.ListStoredAt(rs.store, "", nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := make([]listed, len(stored))
+		objs := make([]db.Object, len(stored))
+		for i, st := range stored {
+			items[i] = listed{Stored: st}
+			if objs[i], err = st.Decode(rs.store); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(items) != 3 {
+			t.Fatalf("%d %s stored, want 3", len(items), name)
+		}
+		for _, include := range []string{"", "Metadata", "None"} {
+			t.Run(name+"/includeObject="+include, func(t *testing.T) {
+				meta := metav1.ListMeta{ResourceVersion: "12"}
+				got, ok, err := storedTableJSON(rs, "v1", include, items, meta, now)
+				if err != nil || !ok {
+					t.Fatalf("not written from the stored JSON: %v", err)
+				}
+				r := httptest.NewRequest(http.MethodGet, "/?includeObject="+include, nil)
+				table := rs.table(r, "v1", objs, meta)
+				for i := range table.Rows { // the same clock for the age cells
+					table.Rows[i].Cells = rs.cells(objs[i], now)
+				}
+				var want bytes.Buffer
+				if err := json.NewEncoder(&want).Encode(table); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.String(), string(got)); diff != "" {
+					t.Errorf("(-decoded and encoded +from the stored JSON):\n%s", diff)
+				}
+			})
+		}
+		if _, ok, _ := storedTableJSON(rs, "v1", "Object", items, metav1.ListMeta{}, now); ok {
+			t.Errorf("%s: includeObject=Object was written without the whole objects", name)
+		}
+	}
+}
+
+func TestProject(t *testing.T) {
+	p := projection{"a": nil, "b": {"c": nil, "d": {"e": nil}}, "l": {"n": nil}}
+	tests := map[string]struct{ in, want string }{
+		"fields kept and dropped": {`{"a":[1,{"x":"]}"}],"z":{"q":"\"}"},"b":{"y":1,"c":"s\"x","d":{"e":null,"f":2}}}`,
+			`{"a":[1,{"x":"]}"}],"b":{"c":"s\"x","d":{"e":null}}}`},
+		"a wanted object given another value": {`{"b":null,"a":true}`, `{"b":null,"a":true}`},
+		"spaces":                              {` { "a" : 1 , "z" : [ ] } `, `{"a":1}`},
+		"nothing wanted":                      {`{"z":1}`, `{}`},
+		"an escaped backslash ends a string":  {`{"z":"x\\","a":"y\\\"\\"}`, `{"a":"y\\\"\\"}`},
+		"each object of an array":             {`{"l":[{"n":1,"m":2},{"m":3},[4],5]}`, `{"l":[{"n":1},{},[4],5]}`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := project(nil, []byte(tc.in), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{`[1]`, `{"a":1`, `{"a":"x}`, `{"a"}`, `{"l":[{"n":1}`} {
+		if _, err := project(nil, []byte(bad), p); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
 	}
 }

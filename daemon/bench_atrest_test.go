@@ -49,6 +49,8 @@ func atRest(b *testing.B) {
 	s := newSkiffd(b)
 	s.start()
 	idle := settledRSS(b, s)
+	storePath := filepath.Join(s.dataDir, "skiff.db")
+	idleParts := rssOfParts(b, s.cmd.Process.Pid, storePath)
 	saveProfile(b, s, "heap?gc=1", "atrest-idle-heap.pprof")
 
 	// The Job and pod to copy: one that ran, as skiffd stores them.
@@ -64,12 +66,13 @@ func atRest(b *testing.B) {
 		b.Fatalf("the seed Job's pods: %v, %v", pods, err)
 	}
 	s.stop()
-	seedStore(b, filepath.Join(s.dataDir, "skiff.db"), done, &pods.Items[0], storedJobs-1)
+	seedStore(b, storePath, done, &pods.Items[0], storedJobs-1)
 
 	began := time.Now()
 	s.start()
 	restart := time.Since(began)
 	stored := settledRSS(b, s)
+	storedParts := rssOfParts(b, s.cmd.Process.Pid, storePath)
 	saveProfile(b, s, "heap?gc=1", "atrest-stored-heap.pprof")
 	// NOTE: what the Go runtime gives back on its own once at rest (its
 	// scavenger returns freed pages gradually).
@@ -86,31 +89,39 @@ func atRest(b *testing.B) {
 	<-profiled
 	afterLists := rssOf(b, s.cmd.Process.Pid)
 	saveProfile(b, s, "allocs", "atrest-lists-allocs.pprof")
+	metricsBefore := scrapeMetrics(b, s)
 	creates := percentiles(timeCreates(b, s, 500))
+	metricsAfter := scrapeMetrics(b, s)
+	writes := histogramDelta(metricsBefore, metricsAfter, `skiff_store_transaction_duration_seconds_bucket{mode="write",`)
+	commits := histogramDelta(metricsBefore, metricsAfter, `etcd_disk_backend_commit_duration_seconds_bucket{`)
 	// Stopped here, skiffd leaves its objects to the data dir's removal:
 	// deleting 20000 of them one by one would take longer than the rest.
 	s.stop()
 
 	fmt.Printf("skiffd at rest (load before %s, after %s):\n", load, loadAverage())
-	fmt.Printf("  idle, empty store            VmRSS %.1f MiB\n", mib(idle))
-	fmt.Printf("  %d Jobs + %d Pods stored  VmRSS %.1f MiB at rest, %.1f MiB 30 s later, %.1f MiB (anonymous) after the lists\n",
-		storedJobs, storedJobs, mib(stored), mib(storedLater), mib(afterLists))
+	fmt.Printf("  idle, empty store            VmRSS %.1f MiB (%s)\n", mib(idle), idleParts)
+	fmt.Printf("  %d Jobs + %d Pods stored  VmRSS %.1f MiB at rest (%s), %.1f MiB 30 s later, %.1f MiB (anonymous) after the lists\n",
+		storedJobs, storedJobs, mib(stored), storedParts, mib(storedLater), mib(afterLists))
 	fmt.Printf("  restart to ready            %s\n", restart.Round(time.Millisecond))
-	fmt.Printf("  list of %d Jobs            JSON %s, Table %s (median of 5)\n", storedJobs,
-		jsonList.Round(100*time.Microsecond), tableList.Round(100*time.Microsecond))
+	fmt.Printf("  list of %d Jobs            JSON %s, Table %s (median of 5)\n", storedJobs, jsonList, tableList)
 	fmt.Printf("  create a Job (500 in a row)  median %s p99 %s\n", creates.median.Round(10*time.Microsecond), creates.p99.Round(10*time.Microsecond))
+	fmt.Printf("    the store meanwhile: write transactions %s; their commits %s\n", writes, commits)
 	b.ReportMetric(mib(idle), "idle-rss-MiB")
+	b.ReportMetric(mib(idleParts.anon), "idle-anon-MiB")
 	b.ReportMetric(mib(stored), "stored-rss-MiB")
+	b.ReportMetric(mib(storedParts.anon), "stored-anon-MiB")
 	b.ReportMetric(mib(storedLater), "stored-rss-30s-MiB")
 	b.ReportMetric(ms(restart), "restart-ms")
-	b.ReportMetric(ms(jsonList), "list-json-ms")
-	b.ReportMetric(ms(tableList), "list-table-ms")
+	b.ReportMetric(ms(jsonList.wall), "list-json-ms")
+	b.ReportMetric(ms(jsonList.cpu), "list-json-cpu-ms")
+	b.ReportMetric(ms(tableList.wall), "list-table-ms")
+	b.ReportMetric(ms(tableList.cpu), "list-table-cpu-ms")
 	b.ReportMetric(ms(creates.p99), "create-p99-ms")
 	checkTargets(b,
 		target{name: "idle VmRSS", got: mib(idle), limit: 40, unit: " MiB"},
 		target{name: fmt.Sprintf("VmRSS with %d Jobs and %d finished Pods stored", storedJobs, storedJobs), got: mib(stored), limit: 150, unit: " MiB"},
-		target{name: fmt.Sprintf("list of %d Jobs as JSON", storedJobs), got: ms(jsonList), limit: 100, unit: " ms"},
-		target{name: fmt.Sprintf("list of %d Jobs as a Table", storedJobs), got: ms(tableList), limit: 150, unit: " ms"},
+		target{name: fmt.Sprintf("list of %d Jobs as JSON", storedJobs), got: ms(jsonList.wall), limit: 100, unit: " ms"},
+		target{name: fmt.Sprintf("list of %d Jobs as a Table", storedJobs), got: ms(tableList.wall), limit: 150, unit: " ms"},
 		target{name: "Job create p99", got: ms(creates.p99), limit: 10, unit: " ms"},
 		target{name: fmt.Sprintf("restart to ready with %d objects", 2*storedJobs), got: ms(restart), limit: 500, unit: " ms"},
 	)
@@ -134,11 +145,17 @@ func settledRSS(b *testing.B, s *skiffd) int64 {
 // busyTime is the time a process's threads have run on a CPU or waited in
 // a run queue for one (/proc/<pid>/task/*/schedstat).
 func busyTime(b *testing.B, pid int) time.Duration {
+	run, wait := schedTimes(b, pid)
+	return run + wait
+}
+
+// schedTimes are the times a process's threads have run on a CPU and
+// waited in a run queue for one (/proc/<pid>/task/*/schedstat).
+func schedTimes(b *testing.B, pid int) (run, wait time.Duration) {
 	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	if err != nil || len(stats) == 0 {
 		b.Fatalf("schedstat of %d: %v", pid, err)
 	}
-	var total time.Duration
 	for _, path := range stats {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -148,31 +165,86 @@ func busyTime(b *testing.B, pid int) time.Duration {
 		if len(f) < 2 {
 			continue
 		}
-		run, _ := strconv.ParseInt(f[0], 10, 64)
-		wait, _ := strconv.ParseInt(f[1], 10, 64)
-		total += time.Duration(run + wait)
+		r, _ := strconv.ParseInt(f[0], 10, 64)
+		w, _ := strconv.ParseInt(f[1], 10, 64)
+		run, wait = run+time.Duration(r), wait+time.Duration(w)
 	}
-	return total
+	return run, wait
 }
 
-// vmRSS is a process's resident memory, file-backed pages (its binary)
-// included, as ps and top show it.
-func vmRSS(b *testing.B, pid int) int64 {
+// vmRSS is a process's resident memory, file-backed pages (its binary,
+// the store's mapping) included, as ps and top show it.
+func vmRSS(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmRSS") }
+
+// procStatus is a size field of /proc/<pid>/status (VmRSS, RssAnon,
+// RssFile), in bytes.
+func procStatus(t testing.TB, pid int, name string) int64 {
+	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				b.Fatal(err)
+				t.Fatal(err)
 			}
 			return kb << 10
 		}
 	}
-	b.Fatalf("no VmRSS for pid %d", pid)
+	t.Fatalf("no %s for pid %d", name, pid)
 	return 0
+}
+
+// rssParts is where a process's resident memory is: anonymous (its heap,
+// stacks, the runtime's), its executable's pages, the store's mapped file
+// (bbolt reads through mmap), other files.
+type rssParts struct{ anon, binary, store, otherFiles int64 }
+
+func (p rssParts) String() string {
+	return fmt.Sprintf("anonymous %.1f MiB, binary %.1f MiB, store file %.1f MiB, other files %.1f MiB",
+		mib(p.anon), mib(p.binary), mib(p.store), mib(p.otherFiles))
+}
+
+// rssOfParts reads /proc/<pid>/smaps: the resident memory of each mapping.
+func rssOfParts(b *testing.B, pid int, storePath string) rssParts {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var parts rssParts
+	var file string
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			file = ""
+			if len(f) >= 6 && strings.HasPrefix(f[5], "/") {
+				file = f[5]
+			}
+		case len(f) == 3 && f[0] == "Rss:":
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			switch file {
+			case "":
+				parts.anon += kb << 10
+			case exe:
+				parts.binary += kb << 10
+			case storePath:
+				parts.store += kb << 10
+			default:
+				parts.otherFiles += kb << 10
+			}
+		}
+	}
+	return parts
 }
 
 // seedStore writes n copies of a finished Job and its finished pod into a
@@ -245,24 +317,36 @@ func relabel(labels map[string]string, job string, uid types.UID) {
 	}
 }
 
+// listTimes are a list's median time from the request to the last byte
+// read, and the median CPU time skiffd spent on it: on a loaded machine the
+// CPU time is what the list costs, the rest is waiting for a CPU.
+type listTimes struct{ wall, cpu time.Duration }
+
+func (l listTimes) String() string {
+	return fmt.Sprintf("%s (skiffd's CPU %s)", l.wall.Round(100*time.Microsecond), l.cpu.Round(100*time.Microsecond))
+}
+
 // timeList GETs every Job of the default namespace five times, reading
-// each body whole, and returns the median time.
-func timeList(b *testing.B, s *skiffd, accept string, want int) time.Duration {
-	var took []time.Duration
+// each body whole.
+func timeList(b *testing.B, s *skiffd, accept string, want int) listTimes {
+	var took, cpu []time.Duration
 	for range 5 {
-		req, err := http.NewRequest(http.MethodGet, "http://"+s.addr+"/apis/batch/v1/namespaces/default/jobs", nil)
+		ranBefore, _ := schedTimes(b, s.cmd.Process.Pid)
+		req, err := http.NewRequest(http.MethodGet, s.url("/apis/batch/v1/namespaces/default/jobs"), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		req.Header.Set("Accept", accept)
 		start := time.Now()
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := s.httpClient().Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		took = append(took, time.Since(start))
+		ranAfter, _ := schedTimes(b, s.cmd.Process.Pid)
+		cpu = append(cpu, ranAfter-ranBefore)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("listing Jobs: %d %v", resp.StatusCode, err)
 		}
@@ -272,7 +356,7 @@ func timeList(b *testing.B, s *skiffd, accept string, want int) time.Duration {
 			b.Fatalf("the list (%s) holds %d uids, want at least %d", accept, got, want)
 		}
 	}
-	return percentiles(took).median
+	return listTimes{wall: percentiles(took).median, cpu: percentiles(cpu).median}
 }
 
 // timeCreates creates n suspended Jobs one after the other through the API
@@ -283,7 +367,7 @@ func timeCreates(b *testing.B, s *skiffd, n int) []time.Duration {
 		body := fmt.Sprintf(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"created-%d"},"spec":{"suspend":true,`+
 			`"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.35","command":["true"]}]}}}}`, i)
 		start := time.Now()
-		resp, err := http.Post("http://"+s.addr+"/apis/batch/v1/namespaces/default/jobs", "application/json", strings.NewReader(body))
+		resp, err := s.httpClient().Post(s.url("/apis/batch/v1/namespaces/default/jobs"), "application/json", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -307,7 +391,7 @@ func saveProfile(b *testing.B, s *skiffd, name, file string) {
 	}
 	// NOTE: b.Error, not b.Fatal: the CPU profile is taken on a goroutine
 	// of its own.
-	resp, err := http.Get("http://" + s.addr + "/debug/pprof/" + name)
+	resp, err := s.get("/debug/pprof/" + name)
 	if err != nil {
 		b.Error(err)
 		return
@@ -321,4 +405,68 @@ func saveProfile(b *testing.B, s *skiffd, name, file string) {
 	if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
 		b.Error(err)
 	}
+}
+
+// scrapeMetrics is skiffd's /metrics.
+func scrapeMetrics(b *testing.B, s *skiffd) string {
+	resp, err := s.get("/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(data)
+}
+
+// histogramSpan is what a Prometheus histogram observed between two
+// scrapes: how many, and the buckets holding the median and the 99th
+// percentile (their upper bounds).
+type histogramSpan struct {
+	count       int64
+	median, p99 string
+}
+
+func (h histogramSpan) String() string {
+	return fmt.Sprintf("%d, median ≤ %s s, p99 ≤ %s s", h.count, h.median, h.p99)
+}
+
+// histogramDelta is the span of the histogram whose bucket lines begin
+// with prefix (the metric's name and labels up to le).
+func histogramDelta(before, after, prefix string) histogramSpan {
+	buckets := func(text string) (les []string, counts []int64) {
+		for line := range strings.Lines(text) {
+			rest, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			le, value, ok := strings.Cut(rest, "} ")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			les = append(les, strings.Trim(strings.TrimPrefix(le, "le="), `"`))
+			counts = append(counts, n)
+		}
+		return les, counts
+	}
+	les, was := buckets(before)
+	_, now := buckets(after)
+	var h histogramSpan
+	if len(les) == 0 || len(was) != len(now) {
+		return h
+	}
+	h.count = now[len(now)-1] - was[len(was)-1]
+	for i := range les {
+		n := now[i] - was[i]
+		if h.median == "" && 2*n >= h.count {
+			h.median = les[i]
+		}
+		if h.p99 == "" && 100*n >= 99*h.count {
+			h.p99 = les[i]
+		}
+	}
+	return h
 }

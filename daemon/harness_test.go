@@ -51,6 +51,10 @@ var (
 	testImage  string
 )
 
+// skiffdTags are the build tags the Makefile builds skiffd with
+// (SKIFFD_TAGS): tests run the binary users run.
+const skiffdTags = "no_dynamic_plugins"
+
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
 }
@@ -65,7 +69,7 @@ func runTests(m *testing.M) int {
 		skiffdBin, skiffBin = filepath.Join(dir, "skiffd"), filepath.Join(dir, "skiff")
 		driverBin := filepath.Join(dir, logs.DriverBinary)
 		for bin, pkg := range map[string]string{skiffdBin: "../cmd/skiffd", skiffBin: "../cmd/skiff", driverBin: "../cmd/skiff-log-driver"} {
-			build := exec.Command("go", "build", "-o", bin, pkg)
+			build := exec.Command("go", "build", "-tags", skiffdTags, "-o", bin, pkg)
 			build.Stdout, build.Stderr = os.Stderr, os.Stderr
 			if err := build.Run(); err != nil {
 				return fmt.Errorf("building %s: %w", pkg, err)

@@ -39,7 +39,7 @@ import (
 // failpointBin builds skiffd with the failpoints tag, once per test binary.
 var failpointBin = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(filepath.Dir(skiffdBin), "skiffd-failpoints")
-	build := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/skiffd")
+	build := exec.Command("go", "build", "-tags", "failpoints,"+skiffdTags, "-o", bin, "../cmd/skiffd")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building skiffd with failpoints: %v\n%s", err, out)
 	}
