@@ -147,12 +147,7 @@ func (w *worker) run(ctx context.Context) {
 		w.reject(reasonSysctlForbidden, msg)
 		return
 	}
-	pod, err = w.admit()
-	if err != nil {
-		w.logError("admitting pod", err)
-		return
-	}
-	pod, ok := w.startSandbox(ctx, pod)
+	pod, ok := w.admitWithSandbox(ctx, pod)
 	if !ok {
 		return
 	}
@@ -367,8 +362,10 @@ func (w *worker) load() (*corev1.Pod, error) {
 
 // admit binds the pod to this node and writes the kubelet's first status:
 // Pending, startTime, hostIP/podIP, QoS class, and every container waiting
-// in ContainerCreating (PodInitializing when there are init containers).
-func (w *worker) admit() (*corev1.Pod, error) {
+// in ContainerCreating (PodInitializing when there are init containers);
+// also applies to the status in the same write (the pod network's
+// outcome).
+func (w *worker) admit(also func(p *corev1.Pod)) (*corev1.Pod, error) {
 	now := metav1.NewTime(w.m.now())
 	scheduled := true
 	pod, err := w.update(func(p *corev1.Pod) {
@@ -393,6 +390,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 		}
 		p.Status.InitContainerStatuses = initialStatuses(p.Status.InitContainerStatuses, p.Spec.InitContainers, reason)
 		p.Status.ContainerStatuses = initialStatuses(p.Status.ContainerStatuses, p.Spec.Containers, reason)
+		also(p)
 	})
 	if err == nil && !scheduled {
 		w.schedulerEvent(corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", w.ns, w.name, pod.Spec.NodeName)
