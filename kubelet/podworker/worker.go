@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/failpoint"
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/kubelet/admission"
 	"github.com/skiff-sh/skiff/network"
@@ -192,6 +193,7 @@ func (w *worker) finish(pod *corev1.Pod) {
 	if _, err := w.update(func(*corev1.Pod) {}); err != nil && !errors.Is(err, errPodGone) {
 		w.logError("writing final pod status", err)
 	}
+	failpoint.Hit(failpoint.AfterPodFinished)
 	w.removeAdopted()
 	w.tearDownVolumes(pod)
 	w.m.teardownSandbox(w.uid)
