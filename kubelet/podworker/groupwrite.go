@@ -38,6 +38,8 @@ type groupedWrite struct {
 var errGroupAborted = errors.New("group write aborted")
 
 // modify is Store.Modify, committed with the writes that queue up beside it.
+// fn may run more than once (a group whose transaction failed is tried
+// again write by write), each time on the object as then stored.
 func (g *groupWriter) modify(r db.Resource, namespace, name string, fn func(db.Object) error) (db.Object, error) {
 	me := &groupedWrite{r: r, ns: namespace, name: name, fn: fn, committed: make(chan struct{})}
 	g.mu.Lock()
