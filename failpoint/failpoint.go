@@ -29,6 +29,9 @@ const (
 	// BetweenTaskAndContainerDelete: the task is deleted, the container
 	// and its snapshot are not.
 	BetweenTaskAndContainerDelete = "between-task-and-container-delete"
+	// AfterPodFinished: the pod's final status is stored; its containers,
+	// network and volumes are not released yet.
+	AfterPodFinished = "after-pod-finished"
 )
 
 // The failpoints of the CronJob controller (not in Points: no pod's life
@@ -46,4 +49,5 @@ const (
 var Points = []string{
 	AfterSnapshotPrepare, AfterContainerCreate, AfterTaskStart,
 	InStatusWrite, AfterExitRecorded, BetweenTaskAndContainerDelete,
+	AfterPodFinished,
 }

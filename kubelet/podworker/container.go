@@ -236,8 +236,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 		var err error
 		switch nextStep(facts) {
 		case stepDone:
-			r.w.removeInstance(id)
-			r.reportDroppedLogs(id)
+			r.releaseInstance(id)
 			return r.recorded.ExitCode, r.recorded.FinishedAt.Time, true
 		case stepLost:
 			code, ok := r.recordLost(id)
@@ -388,9 +387,26 @@ func (r *containerRun) follow(ctx context.Context, id string, exit <-chan runtim
 		return 0, time.Time{}, false
 	}
 	failpoint.Hit(failpoint.AfterExitRecorded)
-	r.w.removeInstance(id)
-	r.reportDroppedLogs(id)
+	r.releaseInstance(id)
 	return status.Code, status.ExitedAt, true
+}
+
+// releaseInstance removes instance id, whose exit is recorded, and returns
+// once its log is complete. Deleting its task ends its log driver; what
+// comes after (the container, its snapshot, its lease) is removed while the
+// pod goes on: a restart's next instance, or the pod's final status, does
+// not wait for it. A removal cut short is finished by the next removal of
+// the pod's leftovers (removeLeftovers: the sweep, or recovery).
+func (r *containerRun) releaseInstance(id string) {
+	if id != "" {
+		m := r.w.m
+		m.wg.Add(1) // under the worker's own count: Run has not returned
+		go func() {
+			defer m.wg.Done()
+			m.removeInstance(id)
+		}()
+	}
+	r.reportDroppedLogs(id)
 }
 
 // wait waits for the instance to exit, stopping it first if the container

@@ -43,10 +43,10 @@ func (r *containerRun) prepareLog(cfg runtime.ContainerConfig) error {
 }
 
 // reportDroppedLogs records a Warning on the pod if the log driver of
-// instance id could not write some of its lines. It runs once the instance
-// is removed: the shim keeps the container's pipes open until then, and
-// removing the task ends the driver (after it wrote what was left), so the
-// count is final. An instance whose exit was recorded but which a restart
+// instance id could not write some of its lines. It runs while the
+// instance is removed and waits for the driver to end: the shim keeps the
+// container's pipes open until its task is deleted, which ends the driver
+// (after it wrote what was left), so the count is final. An instance whose exit was recorded but which a restart
 // of skiffd found still in containerd is reported then.
 //
 // NOTE: a restart between the removal and the report loses the report (the

@@ -263,6 +263,7 @@ type lifecycle struct {
 	rec   *fakeRecorder
 	clock *testClock
 	stop  func()
+	m     *Manager // the running one
 }
 
 func newLifecycle(t *testing.T, scripts map[string]script, opts ...db.Option) *lifecycle {
@@ -291,6 +292,7 @@ func (l *lifecycle) run() {
 		Now: l.clock.Now,
 	})
 	m.retryDelay = func(int) time.Duration { return time.Millisecond }
+	l.m = m
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -716,5 +718,59 @@ func TestPodRecoveryReadiness(t *testing.T) {
 	})
 	if created, started, _ := l.rt.counts("main"); created != 0 || started != 0 {
 		t.Errorf("the container was created %d and started %d times again", created, started)
+	}
+}
+
+// TestRecoveryStartsNoWorkerForFinishedPods: a restarted Manager gives a
+// pod an earlier run finished no worker (it would only read the pod again)
+// but still removes what the pod left in containerd, and a graceful
+// deletion of such a pod still completes.
+func TestRecoveryStartsNoWorkerForFinishedPods(t *testing.T) {
+	l := newLifecycle(t, map[string]script{"main": {runs: true}})
+	pod := onePod("p", corev1.RestartPolicyNever, corev1.Container{Name: "main"})
+	pod.Namespace, pod.UID, pod.Spec.NodeName = "default", "uid-p", "node"
+	id := recordedRunning(l, pod)
+	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: reasonCompleted, ContainerID: kube.ContainerID(id)}}
+	// the final status was written, the instance's removal cut short
+	l.rt.add(id, instanceLabels(pod), runtime.StateExited, &runtime.ExitStatus{Code: 0, ExitedAt: l.clock.Now()})
+	if err := l.store.Create(db.Pods, pod); err != nil {
+		t.Fatal(err)
+	}
+	l.run()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, left := l.rt.counts("main"); left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the finished pod's instance was never removed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A change to the finished pod starts no worker either.
+	obj, err := l.store.Get(db.Pods, "default", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.SetLabels(map[string]string{"changed": "yes"})
+	if err := l.store.Update(db.Pods, obj); err != nil {
+		t.Fatal(err)
+	}
+	// Events come in order: once a pod created after the change runs, the
+	// change has been seen.
+	l.create(onePod("next", corev1.RestartPolicyNever, corev1.Container{Name: "main"}))
+	l.waitPod("next", "running", isRunning("main"))
+	l.m.mu.Lock()
+	_, hasWorker := l.m.workers["uid-p"]
+	workers := len(l.m.workers)
+	l.m.mu.Unlock()
+	if hasWorker || workers != 1 {
+		t.Errorf("%d workers (one for the finished pod: %v), want only the new pod's", workers, hasWorker)
+	}
+	l.markDeleted("p", 30)
+	l.waitGone("p")
+	if created, started, _ := l.rt.counts("main"); created != 1 || started != 1 {
+		t.Errorf("created %d and started %d instances, want 1: the new pod's", created, started)
 	}
 }

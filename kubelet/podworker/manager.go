@@ -81,6 +81,9 @@ type Manager struct {
 	slots *slotPool
 	// sources reads pods' ConfigMaps and Secrets and wakes their waiters.
 	sources *sources
+	// writes commits the workers' status writes, together when they land
+	// at the same time.
+	writes *groupWriter
 
 	// ctx is Run's: the daemon's lifetime, which also ends the waits of
 	// writes on a full disk; nil before Run (nothing is retried then).
@@ -126,6 +129,7 @@ func New(cfg Config) *Manager {
 		sched:      admission.NewScheduler(admission.Allocatable{CPU: cpu, Memory: memory, Storage: storage, Pods: cfg.MaxPods}),
 		slots:      newSlotPool(cfg.MaxContainers),
 		sources:    newSources(cfg.Store, newTokens(cfg.Tokens, cfg.Now)),
+		writes:     &groupWriter{write: cfg.Store.Write},
 		workers:    map[types.UID]*worker{},
 		retryDelay: infraBackoff,
 	}
@@ -201,17 +205,18 @@ func (m *Manager) listLeftoversUntilDone(ctx context.Context) (podLeftovers, boo
 	}
 }
 
-// recover starts a worker for every stored pod (objs, listed after found),
-// handing each the containers containerd still has of it, and removes what
-// belongs to pods that no longer exist (containers, networks, logs,
-// volumes).
+// recover starts a worker for every stored pod (objs, listed after found)
+// that is not finished, handing each the containers containerd still has
+// of it, and removes what belongs to pods that no longer exist (containers,
+// networks, logs, volumes) and what finished pods left (all but their
+// logs).
 func (m *Manager) recover(ctx context.Context, found podLeftovers, objs []db.Object) {
 	byPod := map[types.UID][]runtime.Container{}
 	for _, c := range found.containers {
 		uid := types.UID(c.Labels[runtime.LabelPodUID])
 		byPod[uid] = append(byPod[uid], c)
 	}
-	known := map[types.UID]bool{}
+	known := make(map[types.UID]*corev1.Pod, len(objs))
 	for _, obj := range objs {
 		if pod := obj.(*corev1.Pod); m.isOurs(pod) && wasAdmitted(pod) {
 			m.sched.Bind(pod.UID, &pod.Spec) // before any new pod is let in
@@ -219,7 +224,7 @@ func (m *Manager) recover(ctx context.Context, found podLeftovers, objs []db.Obj
 	}
 	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
-		known[pod.UID] = true
+		known[pod.UID] = pod
 		m.observe(ctx, pod, byPod[pod.UID])
 	}
 	m.sched.Start()
@@ -238,6 +243,15 @@ func (m *Manager) observe(ctx context.Context, pod *corev1.Pod, adopted []runtim
 	}
 	m.mu.Lock()
 	w, ok := m.workers[pod.UID]
+	if !ok && isFinished(pod) {
+		// NOTE: a finished pod without a worker is one an earlier run
+		// finished: nothing of it will run again and its status is final,
+		// so it gets no worker (which would only read it again: 10000
+		// finished pods made a restart's CPU and memory peak). What it
+		// left is removeLeftovers' (podDone).
+		m.mu.Unlock()
+		return
+	}
 	if !ok {
 		w = newWorker(m, pod, adopted)
 		m.workers[pod.UID] = w
@@ -284,6 +298,12 @@ func (m *Manager) forget(pod *corev1.Pod) {
 		m.removeVolumes(pod)
 		m.teardownSandbox(pod.UID) // in case the worker ended before its own
 	}()
+}
+
+// isFinished reports whether the pod's status is final and no deletion
+// waits on its containers.
+func isFinished(pod *corev1.Pod) bool {
+	return kube.IsPodTerminal(pod) && pod.DeletionTimestamp == nil
 }
 
 // wasAdmitted reports whether an earlier run admitted the pod to the node

@@ -25,13 +25,20 @@ type Network interface {
 
 var _ Network = (*network.Network)(nil)
 
-// startSandbox finds the pod's runtime (podRuntimeType) and gives the pod
-// its network, as the kubelet's RunPodSandbox does before any container
-// starts, and records the pod's IP. A failure leaves the containers waiting
-// in ContainerCreating with the error as message, records the kubelet's
-// Warning event (FailedCreatePodSandBox), and is retried with back-off
-// until it works or the pod is stopped (its containers then never start).
-// ok is false when the daemon stops or the pod is gone.
+// admitWithSandbox finds the pod's runtime (podRuntimeType) and gives the
+// pod its network, as the kubelet's RunPodSandbox does before any container
+// starts, and admits the pod (see admit) with its IP in the same write. A
+// failure admits the pod with its containers waiting in ContainerCreating
+// and the error as message, records the kubelet's Warning event
+// (FailedCreatePodSandBox), and is retried with back-off until it works or
+// the pod is stopped (its containers then never start). ok is false when the
+// daemon stops or the pod is gone.
+//
+// NOTE: the network is set up before the admission's status write so that
+// the pod's first status carries its IP: one commit fewer on every pod's
+// way to its first container. Setup is idempotent, so a crash between the
+// two finds the same sandbox again; a pod deleted meanwhile has its
+// network torn down with it (forget).
 //
 // NOTE: a pod whose network cannot be set up (CNI plugins missing, subnet
 // clashing) waits, as on a kubelet whose CNI is broken (ContainerCreating,
@@ -39,8 +46,9 @@ var _ Network = (*network.Network)(nil)
 // a pod silently sharing the node's ports and addresses would behave
 // differently from the same manifest on a cluster. Likewise a pod whose
 // RuntimeClass handler the node lacks never runs with another runtime.
-func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.Pod, ok bool) {
+func (w *worker) admitWithSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.Pod, ok bool) {
 	net := w.m.cfg.Network
+	write := w.admit
 	for failures := 0; ; failures++ {
 		runtimeType, err := w.podRuntimeType(pod)
 		var sb network.Sandbox
@@ -49,11 +57,8 @@ func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.P
 		}
 		if err == nil {
 			w.runtimeType = runtimeType
-			if net == nil && failures == 0 {
-				return pod, true
-			}
 			w.sandbox = sb
-			pod, err = w.update(func(p *corev1.Pod) {
+			pod, err = write(func(p *corev1.Pod) {
 				if net != nil {
 					setPodIP(&p.Status, sb.IP)
 				}
@@ -70,10 +75,12 @@ func (w *worker) startSandbox(ctx context.Context, pod *corev1.Pod) (_ *corev1.P
 		}
 		w.log.WithError(err).Warn("creating the pod sandbox")
 		w.event(corev1.EventTypeWarning, reasonFailedCreatePodSandBox, "%s%v", sandboxErrorPrefix, err)
-		if _, uerr := w.update(func(p *corev1.Pod) { showSandboxError(p, err.Error()) }); uerr != nil {
-			w.logError("recording the pod sandbox error", uerr)
+		msg := err.Error()
+		if pod, err = write(func(p *corev1.Pod) { showSandboxError(p, msg) }); err != nil {
+			w.logError("recording the pod sandbox error", err)
 			return nil, false
 		}
+		write = w.update
 		if !w.waitSandboxRetry(ctx, backoffDelay(w.m.cfg.RestartBackoffBase, w.m.cfg.RestartBackoffMax, failures)) {
 			return pod, ctx.Err() == nil
 		}

@@ -106,9 +106,9 @@ func (m *Manager) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	known := make(map[types.UID]bool, len(objs))
+	known := make(map[types.UID]*corev1.Pod, len(objs))
 	for _, obj := range objs {
-		known[obj.(*corev1.Pod).UID] = true
+		known[obj.(*corev1.Pod).UID] = obj.(*corev1.Pod)
 	}
 	m.removeLeftovers(found, known)
 	if err := m.cfg.Runtime.SweepLeftovers(ctx); err != nil {
@@ -167,43 +167,50 @@ func (m *Manager) listLeftovers(ctx context.Context) (podLeftovers, error) {
 }
 
 // removeLeftovers removes what found holds of pods that are not known (in
-// the store), and the containers of pods whose worker has settled them.
-func (m *Manager) removeLeftovers(found podLeftovers, known map[types.UID]bool) {
+// the store, by UID), and what is left of known pods that are done (see
+// podDone) but their logs: a removal or a teardown cut short by the
+// daemon's death is finished here.
+func (m *Manager) removeLeftovers(found podLeftovers, known map[types.UID]*corev1.Pod) {
+	gone := func(uid types.UID) bool { return known[uid] == nil }
+	done := func(uid types.UID) bool { pod := known[uid]; return pod == nil || m.podDone(pod) }
 	var orphans []runtime.Container
 	for _, c := range found.containers {
-		uid := types.UID(c.Labels[runtime.LabelPodUID])
-		if !known[uid] || m.workerSettled(uid) {
+		if done(types.UID(c.Labels[runtime.LabelPodUID])) {
 			orphans = append(orphans, c)
 		}
 	}
 	m.removeOrphans(orphans)
 	for _, uid := range found.sandboxes {
-		if !known[uid] {
-			logrus.WithField("uid", uid).Info("removing the network of a deleted pod")
+		if done(uid) {
+			logrus.WithField("uid", uid).Info("removing the network of a pod that is gone or done")
 			m.teardownSandbox(uid)
 		}
 	}
 	for uid, dirs := range found.logDirs {
-		if !known[uid] {
+		if gone(uid) {
 			for _, dir := range dirs {
 				m.removeLogs(dir)
 			}
 		}
 	}
 	for _, uid := range found.volumes {
-		if !known[uid] {
+		if done(uid) {
 			if err := removeVolumeDir(m.cfg.VolumeRoot, string(uid)); err != nil {
-				logrus.WithError(err).WithField("uid", uid).Warn("removing the volumes of a deleted pod")
+				logrus.WithError(err).WithField("uid", uid).Warn("removing the volumes of a pod that is gone or done")
 			}
 		}
 	}
 }
 
-// workerSettled reports whether the pod has a worker that settled it:
-// none of the pod's containers will run again.
-func (m *Manager) workerSettled(uid types.UID) bool {
+// podDone reports whether none of the pod's containers will run again: its
+// worker settled it, or, without a worker (finished by an earlier run, see
+// observe), its status is final.
+func (m *Manager) podDone(pod *corev1.Pod) bool {
 	m.mu.Lock()
-	w, ok := m.workers[uid]
+	w, ok := m.workers[pod.UID]
 	m.mu.Unlock()
-	return ok && w.settled.Load()
+	if ok {
+		return w.settled.Load()
+	}
+	return isFinished(pod)
 }

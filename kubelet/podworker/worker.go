@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/failpoint"
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/kubelet/admission"
 	"github.com/skiff-sh/skiff/network"
@@ -151,12 +152,7 @@ func (w *worker) run(ctx context.Context) {
 		w.reject(reasonSysctlForbidden, msg)
 		return
 	}
-	pod, err = w.admit()
-	if err != nil {
-		w.logError("admitting pod", err)
-		return
-	}
-	pod, ok := w.startSandbox(ctx, pod)
+	pod, ok := w.admitWithSandbox(ctx, pod)
 	if !ok {
 		return
 	}
@@ -201,6 +197,7 @@ func (w *worker) finish(pod *corev1.Pod) {
 	if _, err := w.update(func(*corev1.Pod) {}); err != nil && !errors.Is(err, errPodGone) {
 		w.logError("writing final pod status", err)
 	}
+	failpoint.Hit(failpoint.AfterPodFinished)
 	w.removeAdopted()
 	w.tearDownVolumes(pod)
 	w.m.teardownSandbox(w.uid)
@@ -371,8 +368,10 @@ func (w *worker) load() (*corev1.Pod, error) {
 
 // admit binds the pod to this node and writes the kubelet's first status:
 // Pending, startTime, hostIP/podIP, QoS class, and every container waiting
-// in ContainerCreating (PodInitializing when there are init containers).
-func (w *worker) admit() (*corev1.Pod, error) {
+// in ContainerCreating (PodInitializing when there are init containers);
+// also applies to the status in the same write (the pod network's
+// outcome).
+func (w *worker) admit(also func(p *corev1.Pod)) (*corev1.Pod, error) {
 	now := metav1.NewTime(w.m.now())
 	scheduled := true
 	pod, err := w.update(func(p *corev1.Pod) {
@@ -397,6 +396,7 @@ func (w *worker) admit() (*corev1.Pod, error) {
 		}
 		p.Status.InitContainerStatuses = initialStatuses(p.Status.InitContainerStatuses, p.Spec.InitContainers, reason)
 		p.Status.ContainerStatuses = initialStatuses(p.Status.ContainerStatuses, p.Spec.Containers, reason)
+		also(p)
 	})
 	if err == nil && !scheduled {
 		w.schedulerEvent(corev1.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", w.ns, w.name, pod.Spec.NodeName)
