@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -87,6 +88,10 @@ type Config struct {
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
 	ContainerLogRotation logs.Rotation
+	// NodeLeaseDuration is the node's heartbeat Lease duration, renewed
+	// every quarter of it (the kubelet's nodeLeaseDurationSeconds); 0 =
+	// kubelet.DefaultNodeLeaseDuration.
+	NodeLeaseDuration time.Duration
 	// SweepInterval is how often leftovers of pod instances are swept
 	// (0 = a minute).
 	SweepInterval time.Duration
@@ -314,6 +319,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("rbac cache", rbacCache.Run)
 	goRun("node status", func(ctx context.Context) error {
 		return kubelet.RunNodeStatus(ctx, store, node, facts, kubelet.NodeStatusInterval)
+	})
+	goRun("node lease", func(ctx context.Context) error {
+		return kubelet.RunNodeLease(ctx, store, node, facts, broadcaster, cmp.Or(cfg.NodeLeaseDuration, kubelet.DefaultNodeLeaseDuration))
 	})
 
 	goRun("pod worker", podworker.New(podworker.Config{

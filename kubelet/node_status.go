@@ -192,18 +192,31 @@ func RunNodeStatus(ctx context.Context, store *db.Store, n Node, f NodeFacts, in
 // controller report when a node starts: "Starting kubelet." every time,
 // and when the node is new its conditions and its registration.
 func StartNode(store *db.Store, n Node, f NodeFacts, b *events.Broadcaster) error {
+	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name})
+	kubelet.Event(nodeRef(n.Name), corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	return registerAndRecord(store, n, f, b)
+}
+
+// nodeRef is the kubelet's reference to its node in events.
+// NOTE: the kubelet refers to its node with the node's name as uid.
+func nodeRef(name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
+}
+
+// registerAndRecord registers the node and, when it is new, records its
+// conditions and its registration as the kubelet and the node controller
+// report them.
+func registerAndRecord(store *db.Store, n Node, f NodeFacts, b *events.Broadcaster) error {
 	_, err := store.Get(db.Nodes, "", n.Name)
 	created := errors.Is(err, db.ErrNotFound)
 	if err := registerNode(store, nodeObject(n, f, metav1.Now())); err != nil {
 		return err
 	}
-	// NOTE: the kubelet refers to its node with the node's name as uid.
-	ref := &corev1.ObjectReference{Kind: "Node", Name: n.Name, UID: types.UID(n.Name)}
-	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name})
-	kubelet.Event(ref, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if !created {
 		return nil
 	}
+	ref := nodeRef(n.Name)
+	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name})
 	for _, reason := range []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"} {
 		kubelet.Event(ref, corev1.EventTypeNormal, reason, "Node %s status is now: %s", n.Name, reason)
 	}
