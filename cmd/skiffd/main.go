@@ -28,6 +28,7 @@ import (
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
+	"github.com/skiff-sh/skiff/daemon/nodelifecycle"
 	"github.com/skiff-sh/skiff/kubelet/stats"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
@@ -90,6 +91,7 @@ func run(args []string) error {
 		cfg.NodeLeaseDuration = d
 		return nil
 	})
+	fs.DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a Node created by a client (no kubelet behind it) may go without a heartbeat before it is marked Unknown and tainted unreachable, as kube-controller-manager's flag")
 	fs.StringVar(&cfg.Listen, "listen", ":6443", "TCP address of the API (HTTPS only, HTTP/2 included)")
 	fs.Func("tls-san", "extra DNS name or IP address of the serving certificate, besides the hostname, the node's addresses, localhost and the kubernetes Service's names; repeatable, or comma-separated", func(v string) error {
 		for _, san := range strings.Split(v, ",") {
