@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,11 +119,24 @@ func TestNodeCreatedByClient(t *testing.T) {
 	if pod.Spec.NodeName == "fake-node" || pod.Spec.NodeName == "" {
 		t.Errorf("pod placed on %q", pod.Spec.NodeName)
 	}
+	// kube-apiserver's DefaultTolerationSeconds admission.
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(t corev1.Toleration) bool {
+			return t.Key == key && t.Operator == corev1.TolerationOpExists && t.Effect == corev1.TaintEffectNoExecute &&
+				t.TolerationSeconds != nil && *t.TolerationSeconds == 300
+		}) {
+			t.Errorf("pod lacks the default toleration of %s: %+v", key, pod.Spec.Tolerations)
+		}
+	}
 
 	// A pod bound to the fake node never runs; once the node is unreachable
 	// it is evicted.
 	bound := sleepPod("bound")
 	bound.Spec.NodeName = "fake-node"
+	// Its own toleration of the unreachable taint, instead of the 300s
+	// kube's admission gives a pod without one.
+	bound.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists,
+		Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(int64(1))}}
 	if _, err := s.client.CoreV1().Pods("default").Create(ctx, bound, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

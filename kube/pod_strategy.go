@@ -63,8 +63,9 @@ func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace, sa *corev1.Se
 	return s.Admit(pod, sa)
 }
 
-// Admit is the admission of a valid new pod that reads other objects
-// besides its namespace: the ServiceAccount admission, against sa, the
+// Admit is the admission of a valid new pod beyond its namespace: the
+// default tolerations of not-ready and unreachable nodes
+// (admitDefaultTolerationSeconds), and the ServiceAccount admission, against sa, the
 // pod's ServiceAccount as the writer's transaction reads it (nil when
 // missing).
 //
@@ -73,6 +74,7 @@ func (s PodStrategy) Create(pod *corev1.Pod, ns *corev1.Namespace, sa *corev1.Se
 // changes which error a pod that is both invalid and without its
 // ServiceAccount gets.
 func (s PodStrategy) Admit(pod *corev1.Pod, sa *corev1.ServiceAccount) error {
+	admitDefaultTolerationSeconds(pod)
 	if !s.ServiceAccounts {
 		return nil
 	}
@@ -98,6 +100,7 @@ func PreparePodForUpdate(pod, old *corev1.Pod) {
 	pod.Status = old.Status
 	dropGatedPodSpecFields(&pod.Spec, &old.Spec)
 	defaultPod(pod)
+	admitDefaultTolerationSeconds(pod)
 }
 
 // PreparePodForStatusUpdate keeps the stored spec on an update of a Pod's
