@@ -57,8 +57,14 @@ func RunNodeLease(ctx context.Context, store *db.Store, n Node, f NodeFacts, b *
 func heartbeat(store *db.Store, n Node, f NodeFacts, b *events.Broadcaster, duration time.Duration) error {
 	if _, err := store.Get(db.Nodes, "", n.Name); errors.Is(err, db.ErrNotFound) {
 		logrus.WithField("node", n.Name).Info("node deleted by a client: registering it again")
-		if err := registerAndRecord(store, n, f, b); err != nil {
+		created, err := register(store, n, f)
+		if err != nil {
 			return err
+		}
+		if created {
+			if err := recordRegistration(store, n, b); err != nil {
+				return err
+			}
 		}
 	} else if err != nil {
 		return err
