@@ -31,6 +31,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
 	"github.com/skiff-sh/skiff/daemon/nodelifecycle"
+	"github.com/skiff-sh/skiff/daemon/podgc"
 	"github.com/skiff-sh/skiff/daemon/rbaccontroller"
 	"github.com/skiff-sh/skiff/daemon/serviceaccountcontroller"
 	"github.com/skiff-sh/skiff/daemon/tainteviction"
@@ -379,6 +380,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		Store: store, Recorder: broadcaster.NewRecorder(corev1.EventSource{Component: tainteviction.Component})}).Run)
 	goRun("node lifecycle controller", nodelifecycle.New(nodelifecycle.Config{
 		Store: store, NodeName: node.Name, GracePeriod: cfg.NodeMonitorGracePeriod}).Run)
+	goRun("pod garbage collector", podgc.New(podgc.Config{Store: store, NodeName: node.Name}).Run)
 	goRun("garbage collector", garbagecollector.New(garbagecollector.Config{Store: store}).Run)
 
 	handler := api.New(api.Config{

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestNodeLease: the kubelet role holds kube-node-lease/<node> (held by the
@@ -83,7 +84,7 @@ func TestNodeLease(t *testing.T) {
 // only; with no kubelet behind it, the node lifecycle controller marks it
 // Unknown and taints it unreachable once its heartbeat is older than
 // --node-monitor-grace-period, and a pod bound to it that does not
-// tolerate that is evicted.
+// tolerate that is evicted; deleted, the node's pods are collected.
 func TestNodeCreatedByClient(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t, "--node-monitor-grace-period", "2s")
@@ -154,9 +155,6 @@ func TestNodeCreatedByClient(t *testing.T) {
 	waitPod(t, s.client, "bound", 30*time.Second, "the bound pod evicted", func(p *corev1.Pod) bool {
 		return p.DeletionTimestamp != nil && disruptedBy(p) == "DeletionByTaintManager"
 	})
-	if err := s.client.CoreV1().Pods("default").Delete(ctx, "bound", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
-		t.Fatal(err)
-	}
 	if own, err := nodes.Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err != nil || len(own.Spec.Taints) != 0 {
 		t.Errorf("skiffd's own node tainted: %v %v", own.Spec.Taints, err)
 	}
@@ -170,6 +168,29 @@ func TestNodeCreatedByClient(t *testing.T) {
 	}
 	if _, err := nodes.Get(ctx, "fake-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("deleted node: %v", err)
+	}
+
+	// The node gone for the pod GC's quarantine (40s), its pod is marked
+	// Failed (DeletionByPodGC) and deleted at once.
+	pw, err := s.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=bound"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Stop()
+	deadline := time.After(90 * time.Second)
+	var last *corev1.Pod
+	for gone := false; !gone; {
+		select {
+		case ev := <-pw.ResultChan():
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				last, gone = p, ev.Type == watch.Deleted
+			}
+		case <-deadline:
+			t.Fatalf("the pod of the deleted node is still there: %+v", last)
+		}
+	}
+	if last.Status.Phase != corev1.PodFailed || disruptedBy(last) != "DeletionByPodGC" {
+		t.Errorf("the pod of the deleted node went as %s, %+v", last.Status.Phase, last.Status.Conditions)
 	}
 }
 
