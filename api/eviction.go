@@ -9,12 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/db"
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // The eviction subresource of a Pod: POST a policy/v1 (or v1beta1)
@@ -208,25 +208,7 @@ func checkEvictionPreconditions(pod *corev1.Pod, p *metav1.Preconditions) error 
 
 // addDisruptionTarget sets the eviction's DisruptionTarget condition on
 // status and reports whether anything changed.
-// NOTE: as kube's UpdatePodCondition: lastTransitionTime moves only when
-// the status changes; a new condition goes last.
 func addDisruptionTarget(status *corev1.PodStatus, now metav1.Time) bool {
-	cond := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-		Reason: reasonEvictionByEvictionAPI, Message: messageEvictionByEvictionAPI, LastTransitionTime: now}
-	for i := range status.Conditions {
-		old := &status.Conditions[i]
-		if old.Type != cond.Type {
-			continue
-		}
-		if old.Status == cond.Status {
-			cond.LastTransitionTime = old.LastTransitionTime
-		}
-		if equality.Semantic.DeepEqual(*old, cond) {
-			return false
-		}
-		*old = cond
-		return true
-	}
-	status.Conditions = append(status.Conditions, cond)
-	return true
+	return kube.SetPodCondition(status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: reasonEvictionByEvictionAPI, Message: messageEvictionByEvictionAPI, LastTransitionTime: now})
 }

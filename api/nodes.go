@@ -11,36 +11,37 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/kube"
 )
 
 // nodeResource is core/v1 nodes: this machine, registered by the daemon
-// as the kubelet registers its node. Clients may read it and change its
-// labels, taints or unschedulable flag, but not create or delete nodes.
+// as the kubelet registers its node, and the Nodes clients create (with
+// the status they give, as kube's registry keeps it). Pods run only on
+// this machine's node; daemon/nodelifecycle says what becomes of the
+// others.
 var nodeResource = &resource{
-	gv:                 coreV1,
-	kind:               "Node",
-	plural:             "nodes",
-	singular:           "node",
-	shortNames:         []string{"no"},
-	store:              db.Nodes,
-	goType:             reflect.TypeOf(corev1.Node{}),
-	listType:           reflect.TypeOf(corev1.NodeList{}),
-	newList:            newNodeList,
-	fields:             nodeFields,
-	columns:            nodeColumns,
-	cells:              func(obj db.Object, now time.Time) []any { return nodeCells(obj.(*corev1.Node), now) },
-	prepareCreate:      func(*server, db.Object) {},
-	validateCreate:     func(db.Object) field.ErrorList { return nil },
-	prepareUpdate:      prepareUpdateAs(kube.PrepareNodeForUpdate, kube.PrepareNodeForStatusUpdate),
-	validateUpdate:     func(db.Object, db.Object) field.ErrorList { return nil },
-	spec:               func(obj db.Object) any { return obj.(*corev1.Node).Spec },
-	defaultPropagation: metav1.DeletePropagationBackground,
-	deleteGrace:        func(db.Object, *int64) int64 { return 0 },
-	verbs:              metav1.Verbs{"get", "list", "patch", "update", "watch"},
+	gv:                   coreV1,
+	kind:                 "Node",
+	plural:               "nodes",
+	singular:             "node",
+	shortNames:           []string{"no"},
+	store:                db.Nodes,
+	goType:               reflect.TypeOf(corev1.Node{}),
+	listType:             reflect.TypeOf(corev1.NodeList{}),
+	newList:              newNodeList,
+	fields:               nodeFields,
+	columns:              nodeColumns,
+	cells:                func(obj db.Object, now time.Time) []any { return nodeCells(obj.(*corev1.Node), now) },
+	prepareCreate:        func(_ *server, obj db.Object) { kube.PrepareNodeForCreate(obj.(*corev1.Node)) },
+	validateCreate:       validateAs(kube.ValidateNode),
+	prepareUpdate:        prepareUpdateAs(kube.PrepareNodeForUpdate, kube.PrepareNodeForStatusUpdate),
+	validateUpdate:       validateUpdateAs(kube.ValidateNodeUpdate),
+	validateStatusUpdate: validateUpdateAs(kube.ValidateNodeUpdate),
+	spec:                 func(obj db.Object) any { return obj.(*corev1.Node).Spec },
+	defaultPropagation:   metav1.DeletePropagationBackground,
+	deleteGrace:          func(db.Object, *int64) int64 { return 0 },
 }
 
 func newNodeList(items []db.Object, meta metav1.ListMeta) runtime.Object {

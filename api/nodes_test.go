@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,17 +87,44 @@ func TestNodeEndpoints(t *testing.T) {
 	if !node.Spec.Unschedulable || len(node.Status.Conditions) != 2 {
 		t.Errorf("after cordon: unschedulable %v, %d conditions", node.Spec.Unschedulable, len(node.Status.Conditions))
 	}
-	tests := map[string]struct{ method, path string }{
-		"create": {"POST", "/api/v1/nodes"},
-		"delete": {"DELETE", "/api/v1/nodes/node-a"},
+	// A client's Node: created with its status, then deleted.
+	r := ts.do(t, "POST", "/api/v1/nodes", `{"metadata":{"name":"node-b"},"spec":{"unschedulable":true},`+
+		`"status":{"conditions":[{"type":"Ready","status":"True","reason":"E2E"}]}}`)
+	var created corev1.Node
+	mustJSON(t, r.body, &created)
+	if r.code != 201 || created.Generation != 0 || len(created.Status.Conditions) != 1 || !created.Spec.Unschedulable {
+		t.Errorf("POST node: %d %s", r.code, r.body)
 	}
-	for name, tc := range tests {
+	if r := ts.do(t, "DELETE", "/api/v1/nodes/node-b", ""); r.code != 200 {
+		t.Errorf("DELETE node: %d %s", r.code, r.body)
+	}
+	if r := ts.do(t, "GET", "/api/v1/nodes/node-b", ""); r.code != 404 {
+		t.Errorf("GET deleted node: %d %s", r.code, r.body)
+	}
+	invalid := map[string]struct{ body, want string }{
+		"taint without effect": {`{"metadata":{"name":"n1"},"spec":{"taints":[{"key":"k"}]}}`,
+			`Node "n1" is invalid: metadata.taints[0].effect: Required value`},
+		"taint effect": {`{"metadata":{"name":"n1"},"spec":{"taints":[{"key":"k","effect":"Never"}]}}`,
+			`Node "n1" is invalid: metadata.taints[0].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`},
+		"duplicate taint": {`{"metadata":{"name":"n1"},"spec":{"taints":[{"key":"k","effect":"NoExecute"},{"key":"k","value":"v","effect":"NoExecute"}]}}`,
+			`taints must be unique by key and effect pair`},
+		"name": {`{"metadata":{"name":"N_1"}}`, `Node "N_1" is invalid: metadata.name: Invalid value: "N_1"`},
+		"pod CIDRs": {`{"metadata":{"name":"n1"},"spec":{"podCIDRs":["10.0.0.0/24","10.1.0.0/24"]}}`,
+			`spec.podCIDRs: Invalid value: ["10.0.0.0/24","10.1.0.0/24"]: may specify no more than one CIDR for each IP family`},
+	}
+	for name, tc := range invalid {
 		t.Run(name, func(t *testing.T) {
-			r := ts.do(t, tc.method, tc.path, `{"metadata":{"name":"node-b"}}`)
+			r := ts.do(t, "POST", "/api/v1/nodes", tc.body)
 			st := statusOf(t, r.body)
-			if diff := cmp.Diff([]any{405, metav1.StatusReasonMethodNotAllowed}, []any{r.code, st.Reason}); diff != "" {
-				t.Errorf("(-want,+got):\n%s", diff)
+			if r.code != 422 || st.Reason != metav1.StatusReasonInvalid || !strings.Contains(st.Message, tc.want) {
+				t.Errorf("got %d %s %q, want 422 Invalid with %q", r.code, st.Reason, st.Message, tc.want)
 			}
 		})
+	}
+	// A taint added by a patch is validated too.
+	r = ts.do(t, "PATCH", "/api/v1/nodes/node-a", `{"spec":{"taints":[{"key":"k","effect":"Bad"}]}}`,
+		"Content-Type: application/merge-patch+json")
+	if st := statusOf(t, r.body); r.code != 422 || !strings.Contains(st.Message, "metadata.taints[0].effect: Unsupported value") {
+		t.Errorf("invalid taint patched: %d %s", r.code, r.body)
 	}
 }

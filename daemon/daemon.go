@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -30,8 +31,11 @@ import (
 	"github.com/skiff-sh/skiff/daemon/garbagecollector"
 	"github.com/skiff-sh/skiff/daemon/jobcontroller"
 	"github.com/skiff-sh/skiff/daemon/namespacecontroller"
+	"github.com/skiff-sh/skiff/daemon/nodelifecycle"
+	"github.com/skiff-sh/skiff/daemon/podgc"
 	"github.com/skiff-sh/skiff/daemon/rbaccontroller"
 	"github.com/skiff-sh/skiff/daemon/serviceaccountcontroller"
+	"github.com/skiff-sh/skiff/daemon/tainteviction"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/internal/buildinfo"
 	"github.com/skiff-sh/skiff/kube"
@@ -91,6 +95,14 @@ type Config struct {
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
 	ContainerLogRotation logs.Rotation
+	// NodeLeaseDuration is the node's heartbeat Lease duration, renewed
+	// every quarter of it (the kubelet's nodeLeaseDurationSeconds); 0 =
+	// kubelet.DefaultNodeLeaseDuration.
+	NodeLeaseDuration time.Duration
+	// NodeMonitorGracePeriod is how long a client-created Node's heartbeat
+	// may stand still before it is marked unreachable (kube-controller-
+	// manager's --node-monitor-grace-period); 0 = nodelifecycle.DefaultGracePeriod.
+	NodeMonitorGracePeriod time.Duration
 	// SweepInterval is how often leftovers of pod instances are swept
 	// (0 = a minute).
 	SweepInterval time.Duration
@@ -319,6 +331,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("node status", func(ctx context.Context) error {
 		return kubelet.RunNodeStatus(ctx, store, node, facts, kubelet.NodeStatusInterval)
 	})
+	goRun("node lease", func(ctx context.Context) error {
+		return kubelet.RunNodeLease(ctx, store, node, facts, broadcaster, cmp.Or(cfg.NodeLeaseDuration, kubelet.DefaultNodeLeaseDuration))
+	})
 
 	goRun("pod worker", podworker.New(podworker.Config{
 		Store:                    store,
@@ -366,6 +381,11 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	goRun("image garbage collector", func(ctx context.Context) error {
 		return kubelet.CollectImages(ctx, store, rt, cfg.ImageGCHigh, cfg.ImageGCLow)
 	})
+	goRun("taint eviction controller", tainteviction.New(tainteviction.Config{
+		Store: store, Recorder: broadcaster.NewRecorder(corev1.EventSource{Component: tainteviction.Component})}).Run)
+	goRun("node lifecycle controller", nodelifecycle.New(nodelifecycle.Config{
+		Store: store, NodeName: node.Name, GracePeriod: cfg.NodeMonitorGracePeriod}).Run)
+	goRun("pod garbage collector", podgc.New(podgc.Config{Store: store, NodeName: node.Name}).Run)
 	goRun("garbage collector", garbagecollector.New(garbagecollector.Config{Store: store}).Run)
 
 	handler := api.New(api.Config{

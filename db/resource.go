@@ -40,7 +40,7 @@ var (
 	Events     = Resource{Name: "events", Namespaced: true, New: func() Object { return &corev1.Event{} }}
 	Namespaces = Resource{Name: "namespaces", New: func() Object { return &corev1.Namespace{} },
 		Finalizing: func(obj Object) bool { return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0 }}
-	Nodes           = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }}
+	Nodes           = Resource{Name: "nodes", New: func() Object { return &corev1.Node{} }, NoGeneration: true}
 	Services        = Resource{Name: "services", Namespaced: true, New: func() Object { return &corev1.Service{} }}
 	Endpoints       = Resource{Name: "endpoints", Namespaced: true, New: func() Object { return &corev1.Endpoints{} }}
 	EndpointSlices  = Resource{Name: "endpointslices", Namespaced: true, New: func() Object { return &discoveryv1.EndpointSlice{} }}

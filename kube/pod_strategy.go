@@ -75,20 +75,22 @@ type PodRefs struct {
 }
 
 // Admit is the admission of a valid new pod that reads other objects
-// besides its namespace, in kube-apiserver's order: the ServiceAccount
-// admission (when s.ServiceAccounts), then the RuntimeClass one
-// (admitRuntimeClass).
+// besides its namespace, in kube-apiserver's order of plugins: the
+// ServiceAccount admission (when s.ServiceAccounts), DefaultTolerationSeconds
+// (the tolerations of not-ready and unreachable nodes), then the
+// RuntimeClass one (admitRuntimeClass), whose tolerations merge with those.
 //
 // NOTE: kube-apiserver admits before it validates; what the admissions
-// add (a token volume and its mounts, a class's overhead and scheduling)
-// is valid by construction, so validating first only changes which error a
-// pod that is both invalid and refused gets.
+// add (a token volume and its mounts, tolerations, a class's overhead and
+// scheduling) is valid by construction, so validating first only changes
+// which error a pod that is both invalid and refused gets.
 func (s PodStrategy) Admit(pod *corev1.Pod, refs PodRefs) error {
 	if s.ServiceAccounts {
 		if err := admitServiceAccount(pod, refs.ServiceAccount); err != nil {
 			return err
 		}
 	}
+	admitDefaultTolerationSeconds(pod)
 	return admitRuntimeClass(pod, refs.RuntimeClass)
 }
 
@@ -111,6 +113,7 @@ func PreparePodForUpdate(pod, old *corev1.Pod) {
 	pod.Status = old.Status
 	dropGatedPodSpecFields(&pod.Spec, &old.Spec)
 	defaultPod(pod)
+	admitDefaultTolerationSeconds(pod)
 }
 
 // PreparePodForStatusUpdate keeps the stored spec on an update of a Pod's

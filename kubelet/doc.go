@@ -9,7 +9,8 @@
 //
 //	kubelet/              the node and the streaming half
 //	    node.go           the machine: name, InternalIP, CPUs, memory (DescribeNode)
-//	    node_status.go    the Node object: register, heartbeat, the start-up events
+//	    node_status.go    the Node object: register, status every 5 min, the start-up events
+//	    node_lease.go     the heartbeat: Lease kube-node-lease/<node> renewed, the Node registered again if deleted
 //	    imagegc.go        image garbage collection (--image-gc-high/low-threshold)
 //	    maxcontainers.go  --max-containers derived from the PID limit and memory
 //	    streams.go        api.Streams: exec, attach (through the runtime and the log files)

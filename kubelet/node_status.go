@@ -192,18 +192,37 @@ func RunNodeStatus(ctx context.Context, store *db.Store, n Node, f NodeFacts, in
 // controller report when a node starts: "Starting kubelet." every time,
 // and when the node is new its conditions and its registration.
 func StartNode(store *db.Store, n Node, f NodeFacts, b *events.Broadcaster) error {
-	_, err := store.Get(db.Nodes, "", n.Name)
-	created := errors.Is(err, db.ErrNotFound)
-	if err := registerNode(store, nodeObject(n, f, metav1.Now())); err != nil {
+	created, err := register(store, n, f)
+	if err != nil {
 		return err
 	}
-	// NOTE: the kubelet refers to its node with the node's name as uid.
-	ref := &corev1.ObjectReference{Kind: "Node", Name: n.Name, UID: types.UID(n.Name)}
-	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name})
-	kubelet.Event(ref, corev1.EventTypeNormal, "Starting", "Starting kubelet.")
-	if !created {
-		return nil
+	b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name}).
+		Event(nodeRef(n.Name), corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+	if created {
+		return recordRegistration(store, n, b)
 	}
+	return nil
+}
+
+// nodeRef is the kubelet's reference to its node in events.
+// NOTE: the kubelet refers to its node with the node's name as uid.
+func nodeRef(name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
+}
+
+// register writes the node (registerNode) and reports whether it created
+// it.
+func register(store *db.Store, n Node, f NodeFacts) (created bool, err error) {
+	_, err = store.Get(db.Nodes, "", n.Name)
+	created = errors.Is(err, db.ErrNotFound)
+	return created, registerNode(store, nodeObject(n, f, metav1.Now()))
+}
+
+// recordRegistration records a new node's conditions and its registration
+// as the kubelet and the node controller report them.
+func recordRegistration(store *db.Store, n Node, b *events.Broadcaster) error {
+	ref := nodeRef(n.Name)
+	kubelet := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: n.Name})
 	for _, reason := range []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"} {
 		kubelet.Event(ref, corev1.EventTypeNormal, reason, "Node %s status is now: %s", n.Name, reason)
 	}

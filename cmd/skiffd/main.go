@@ -28,6 +28,7 @@ import (
 
 	"github.com/skiff-sh/skiff/api"
 	"github.com/skiff-sh/skiff/daemon"
+	"github.com/skiff-sh/skiff/daemon/nodelifecycle"
 	"github.com/skiff-sh/skiff/kubelet/stats"
 	"github.com/skiff-sh/skiff/logs"
 	"github.com/skiff-sh/skiff/network"
@@ -82,6 +83,15 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ContainerdState, "containerd-state", runtime.DefaultContainerdState, "state directory of the containerd at --containerd-address (its config's state), where leftover shim bundles are swept")
 	fs.DurationVar(&cfg.StatsInterval, "metric-resolution", stats.DefaultInterval, "time between two samples of the containers' and the node's usage: the window of kubectl top's CPU figures")
 	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Minute, "how often leftovers of pod instances (containers, snapshots, shims, network namespaces, logs) are looked for and removed")
+	fs.Func("node-lease-duration", "how long the node's heartbeat Lease (kube-node-lease/<node>) holds, in whole seconds, renewed every quarter of it (the kubelet's nodeLeaseDurationSeconds; default 40s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return fmt.Errorf("want whole seconds, at least 1s, not %q", v)
+		}
+		cfg.NodeLeaseDuration = d
+		return nil
+	})
+	fs.DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", nodelifecycle.DefaultGracePeriod, "how long a Node created by a client (no kubelet behind it) may go without a heartbeat before it is marked Unknown and tainted unreachable, as kube-controller-manager's flag")
 	fs.StringVar(&cfg.Listen, "listen", ":6443", "TCP address of the API (HTTPS only, HTTP/2 included)")
 	fs.Func("tls-san", "extra DNS name or IP address of the serving certificate, besides the hostname, the node's addresses, localhost and the kubernetes Service's names; repeatable, or comma-separated", func(v string) error {
 		for _, san := range strings.Split(v, ",") {

@@ -1,6 +1,7 @@
 // Package namespacecontroller does what kube-apiserver's system-namespaces
 // controller and kube-controller-manager's namespace controller do: it
-// creates the system namespaces, and empties a namespace marked for
+// creates the system namespaces (at start, and again every minute those
+// that are gone), and empties a namespace marked for
 // deletion (its CronJobs, Jobs, Pods, Events, and Services with their endpoints)
 // before removing the "kubernetes" finalizer that lets it go. It talks
 // only to the store, and runs on package controller's skeleton.
@@ -45,6 +46,26 @@ func EnsureSystemNamespaces(store *db.Store) error {
 	})
 }
 
+// keepSystemNamespaces creates the system namespaces that are gone every
+// interval until ctx ends, as kube-apiserver's system namespaces
+// controller does.
+func keepSystemNamespaces(ctx context.Context, store *db.Store, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := EnsureSystemNamespaces(store); errors.Is(err, db.ErrClosed) {
+				return err
+			} else if err != nil {
+				logrus.WithError(err).Error("creating the system namespaces")
+			}
+		}
+	}
+}
+
 // newNamespace is an Active namespace as kube-apiserver creates one.
 func newNamespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{
@@ -53,6 +74,11 @@ func newNamespace(name string) *corev1.Namespace {
 		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
 	}
 }
+
+// DefaultSystemNamespacesInterval is how often kube-apiserver creates
+// again the system namespaces that are gone (kube-node-lease, the one of
+// them that may be deleted).
+const DefaultSystemNamespacesInterval = time.Minute
 
 // DefaultResync is how often a namespace still being emptied is looked at
 // again even if no deletion in it was seen.
@@ -64,6 +90,9 @@ type Config struct {
 	// Resync is how often a namespace still being emptied is looked at
 	// again even if no deletion in it was seen; 0 = DefaultResync.
 	Resync time.Duration
+	// SystemNamespacesInterval is how often the system namespaces that are
+	// gone are created again; 0 = DefaultSystemNamespacesInterval.
+	SystemNamespacesInterval time.Duration
 }
 
 // Controller empties terminating namespaces. Create it with New, start it
@@ -80,12 +109,18 @@ func New(cfg Config) *Controller {
 	if cfg.Resync <= 0 {
 		cfg.Resync = DefaultResync
 	}
+	if cfg.SystemNamespacesInterval <= 0 {
+		cfg.SystemNamespacesInterval = DefaultSystemNamespacesInterval
+	}
 	c := &Controller{store: cfg.Store, resync: cfg.Resync}
 	watches := []controller.Watch{{Resource: db.Namespaces, OnEvent: c.onNamespaceEvent}}
 	for _, r := range []db.Resource{db.CronJobs, db.Jobs, db.Pods, db.Services} {
 		watches = append(watches, controller.Watch{Resource: r, OnEvent: c.onContentEvent})
 	}
-	c.loop = controller.New(controller.Config[string]{Name: "namespace", Store: cfg.Store, Watches: watches, Sync: c.sync})
+	c.loop = controller.New(controller.Config[string]{Name: "namespace", Store: cfg.Store, Watches: watches, Sync: c.sync,
+		Tasks: []func(context.Context) error{func(ctx context.Context) error {
+			return keepSystemNamespaces(ctx, cfg.Store, cfg.SystemNamespacesInterval)
+		}}})
 	return c
 }
 

@@ -185,3 +185,33 @@ func TestEnsureSystemNamespaces(t *testing.T) {
 		t.Error("an existing namespace was replaced")
 	}
 }
+
+// TestRunRecreatesSystemNamespaces: kube-node-lease deleted comes back at
+// the next interval, as kube-apiserver's system namespaces controller
+// makes it again.
+func TestRunRecreatesSystemNamespaces(t *testing.T) {
+	store := openStore(t)
+	if err := EnsureSystemNamespaces(store); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := store.Watch(ctx, db.Namespaces, store.ResourceVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- New(Config{Store: store, SystemNamespacesInterval: 10 * time.Millisecond}).Run(ctx)
+	}()
+	if _, err := store.Delete(db.Namespaces, "", corev1.NamespaceNodeLease); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, w, func(ev db.Event) bool {
+		return ev.Type == watch.Added && ev.Object.GetName() == corev1.NamespaceNodeLease
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
