@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,7 +127,7 @@ func TestAdmitRuntimeClass(t *testing.T) {
 			if tc.class != "" {
 				pod.Spec.RuntimeClassName = &tc.class
 			}
-			err := PodStrategy{}.Admit(pod, PodRefs{RuntimeClass: tc.rc})
+			err := admitRuntimeClass(pod, tc.rc)
 			if tc.wantErr != "" {
 				if !apierrors.IsForbidden(err) || err.Error() != tc.wantErr {
 					t.Fatalf("err = %v, want 403 %q", err, tc.wantErr)
@@ -176,5 +177,27 @@ func TestMergeTolerations(t *testing.T) {
 				t.Errorf("(-want,+got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAdmitInPluginOrder: the RuntimeClass's tolerations come after the
+// default ones, as kube-apiserver runs DefaultTolerationSeconds before the
+// RuntimeClass plugin.
+func TestAdmitInPluginOrder(t *testing.T) {
+	class := "placed"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{RuntimeClassName: &class,
+		Tolerations: []corev1.Toleration{{Key: "t", Operator: "Exists"}}}}
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Handler: "runc",
+		Scheduling: &nodev1.Scheduling{Tolerations: []corev1.Toleration{{Key: "gpu", Operator: "Exists"}}}}
+	if err := (PodStrategy{}).Admit(pod, PodRefs{RuntimeClass: rc}); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, tol := range pod.Spec.Tolerations {
+		keys = append(keys, tol.Key)
+	}
+	want := []string{"t", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "gpu"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("tolerations %v, want %v", keys, want)
 	}
 }
