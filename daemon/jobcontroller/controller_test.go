@@ -44,7 +44,14 @@ func TestJobSucceedsWithCompletionsAndParallelism(t *testing.T) {
 		if diff := cmp.Diff(wantPodMeta(job), podMeta(p)); diff != "" {
 			t.Errorf("pod %s metadata (-want +got):\n%s", p.Name, diff)
 		}
-		if diff := cmp.Diff(job.Spec.Template.Spec, p.Spec); diff != "" {
+		// The template, with what the pods' admission adds to every pod:
+		// DefaultTolerationSeconds' tolerations.
+		want := job.Spec.Template.Spec.DeepCopy()
+		for _, key := range []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"} {
+			want.Tolerations = append(want.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists,
+				Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)})
+		}
+		if diff := cmp.Diff(*want, p.Spec); diff != "" {
 			t.Errorf("pod %s spec (-want +got):\n%s", p.Name, diff)
 		}
 	}
