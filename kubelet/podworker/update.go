@@ -48,6 +48,7 @@ func (w *worker) containersChanged(pod *corev1.Pod) {
 	u.metaChanged(pod)
 	u.latest = pod
 	u.offer(pod)
+	w.readinessGatesChanged(pod)
 }
 
 func (u *specUpdates) offer(pod *corev1.Pod) {
