@@ -240,7 +240,7 @@ func finishedPod(job *batchv1.Job) *corev1.Pod {
 		}(),
 		Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "c", Image: "busybox:1.35",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}},
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", ContainerID: "containerd://pi-c"}},
 		}}},
 	}
 }

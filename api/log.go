@@ -60,7 +60,9 @@ func (s *server) podLog(w http.ResponseWriter, r *http.Request) {
 	lw := &logWriter{w: w}
 	if err := write(r.Context(), lw); err != nil {
 		if !lw.started {
-			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("reading log of container %q in pod %q: %w", req.container, name, err)))
+			// NOTE: kube-apiserver answers every error of the kubelet's
+			// log endpoint (which answers them with 400) as BadRequest.
+			writeError(w, r, apierrors.NewBadRequest(err.Error()))
 			return
 		}
 		logrus.WithFields(logrus.Fields{"pod": ns + "/" + name, "container": req.container}).WithError(err).Info("log stream ended")

@@ -58,6 +58,27 @@ func runningStatus(name string, restarts int32) corev1.ContainerStatus {
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 }
 
+// waitingStatus is a container waiting to start for reason.
+func waitingStatus(name, reason string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
+}
+
+// restartedStatus is a container running its attempt restarts, the one
+// before in lastState, as the pod worker records them.
+func restartedStatus(name string, restarts int32) corev1.ContainerStatus {
+	cs := runningStatus(name, restarts)
+	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, ContainerID: "containerd://before"}
+	return cs
+}
+
+// crashLoopStatus is a container waiting to restart after its attempt
+// restarts exited, that exit in lastState.
+func crashLoopStatus(name string, restarts int32) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, RestartCount: restarts,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, ContainerID: "containerd://last"}}}
+}
+
 func TestPodLog(t *testing.T) {
 	tests := map[string]struct {
 		containers []string
@@ -71,7 +92,7 @@ func TestPodLog(t *testing.T) {
 			wantCode: 200, wantBody: "two-1\ntwo-2\n",
 		},
 		"previous": {
-			containers: []string{"c"}, statuses: []corev1.ContainerStatus{runningStatus("c", 1)}, query: "?previous=true",
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{restartedStatus("c", 1)}, query: "?previous=true",
 			wantCode: 200, wantBody: "one\n",
 		},
 		"tail": {
@@ -97,20 +118,45 @@ func TestPodLog(t *testing.T) {
 			containers: []string{"c"}, wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start: ContainerCreating`,
 		},
 		"waiting with a reason": {
-			containers: []string{"c"},
-			statuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
-				Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}},
-			wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start: ErrImagePull`,
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{waitingStatus("c", "PodInitializing")},
+			wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start: PodInitializing`,
+		},
+		"image that cannot be pulled": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{waitingStatus("c", "ErrImagePull")},
+			wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start: image can't be pulled`,
+		},
+		"image pull back-off": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{waitingStatus("c", "ImagePullBackOff")},
+			wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start: trying and failing to pull image`,
+		},
+		"no state": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{{Name: "c"}},
+			wantCode: 400, wantBody: `container "c" in pod "p" is waiting to start - no logs yet`,
+		},
+		"terminated without having run": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown"}}}},
+			wantCode: 400, wantBody: `container "c" in pod "p" is terminated`,
 		},
 		"crash loop shows the last instance": {
-			containers: []string{"c"},
-			statuses: []corev1.ContainerStatus{{Name: "c", RestartCount: 2, State: corev1.ContainerState{
-				Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}},
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{crashLoopStatus("c", 1)},
+			wantCode: 200, wantBody: "two-1\ntwo-2\n",
+		},
+		"previous in a crash loop is the last instance too": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{crashLoopStatus("c", 1)}, query: "?previous=true",
 			wantCode: 200, wantBody: "two-1\ntwo-2\n",
 		},
 		"no previous": {
 			containers: []string{"c"}, statuses: []corev1.ContainerStatus{runningStatus("c", 0)}, query: "?previous=true",
 			wantCode: 400, wantBody: `previous terminated container "c" in pod "p" not found`,
+		},
+		"no previous while waiting for the first start": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{waitingStatus("c", "ContainerCreating")}, query: "?previous=true",
+			wantCode: 400, wantBody: `previous terminated container "c" in pod "p" not found`,
+		},
+		"an instance without its file": {
+			containers: []string{"c"}, statuses: []corev1.ContainerStatus{runningStatus("c", 2)},
+			wantCode: 400,
 		},
 		"both since": {
 			containers: []string{"c"}, statuses: []corev1.ContainerStatus{runningStatus("c", 0)},

@@ -99,6 +99,13 @@ func defaultPod(pod *corev1.Pod) {
 	if spec.EnableServiceLinks == nil {
 		spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
 	}
+	// NOTE: kube-apiserver's conversion of a Pod (not of a template) turns
+	// a negative terminationGracePeriodSeconds into 1, on the way in and
+	// out; validation accepts any value (a template keeps its negative one,
+	// with a warning).
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	}
 }
 
 // defaultRequests requests what r limits without requesting it.

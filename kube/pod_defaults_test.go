@@ -44,6 +44,10 @@ func TestDefaultPod(t *testing.T) {
 			spec: corev1.PodSpec{Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
 			want: func(*corev1.PodSpec) {},
 		},
+		"a negative grace period becomes 1": {
+			spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](-1), Containers: []corev1.Container{{}}},
+			want: func(s *corev1.PodSpec) { s.TerminationGracePeriodSeconds = ptr.To[int64](1) },
+		},
 		"enableServiceLinks false is kept": {
 			spec: corev1.PodSpec{EnableServiceLinks: ptr.To(false), Containers: []corev1.Container{{}}},
 			want: func(*corev1.PodSpec) {},

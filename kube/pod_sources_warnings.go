@@ -11,7 +11,9 @@ import (
 // PodSourceWarnings are kube's warnings on a written pod spec (those of
 // pkg/api/pod's warnings.go) about what it takes from ConfigMaps and
 // Secrets: volume files whose paths overlap, a projected source that names
-// nothing, imagePullSecrets named twice or without a name. fld is nil for
+// nothing, imagePullSecrets named twice or without a name; and a negative
+// terminationGracePeriodSeconds (a template's: a Pod's became 1 on the way
+// in, see defaultPod). fld is nil for
 // a Pod's own spec, spec.template for a template's.
 func PodSourceWarnings(spec *corev1.PodSpec, fld *field.Path) []string {
 	warnings := overlappingPathWarnings(spec.Volumes)
@@ -27,6 +29,9 @@ func PodSourceWarnings(spec *corev1.PodSpec, fld *field.Path) []string {
 		if ref.Name == "" {
 			warnings = append(warnings, fmt.Sprintf("%s: invalid empty name %q", pullSecrets.Index(i).Child("name"), ref.Name))
 		}
+	}
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: must be >= 0; negative values are invalid and will be treated as 1", fld.Child("spec", "terminationGracePeriodSeconds")))
 	}
 	return warnings
 }

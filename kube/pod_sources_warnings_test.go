@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 func TestPodSourceWarnings(t *testing.T) {
@@ -32,6 +33,8 @@ func TestPodSourceWarnings(t *testing.T) {
 				`spec.imagePullSecrets[1].name: invalid empty name ""`,
 				`spec.imagePullSecrets[3].name: invalid empty name ""`,
 			}},
+		"negative grace period of a template": {fld: field.NewPath("spec", "template"), spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](-5)},
+			want: []string{"spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"}},
 		"pull secrets of a template": {fld: field.NewPath("spec", "template"), spec: corev1.PodSpec{ImagePullSecrets: []corev1.LocalObjectReference{ref("reg"), ref("reg")}},
 			want: []string{`spec.template.spec.imagePullSecrets[1].name: duplicate name "reg"`}},
 		"configMap and secret items": {spec: corev1.PodSpec{Volumes: []corev1.Volume{

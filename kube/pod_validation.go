@@ -32,9 +32,6 @@ func validatePodSpec(spec, old *corev1.PodSpec, fld *field.Path) field.ErrorList
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)
 	errs = append(errs, supported(fld.Child("dnsPolicy"), string(spec.DNSPolicy),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
-	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(fld.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
-	}
 	errs = append(errs, validateImagePullSecrets(spec.ImagePullSecrets, fld.Child("imagePullSecrets"))...)
 	if sc := spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		errs = append(errs, validateSysctls(spec, old, fld.Child("securityContext", "sysctls"))...)

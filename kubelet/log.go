@@ -27,7 +27,7 @@ func (s *Streams) Log(pod *corev1.Pod, container string, req streaming.LogReques
 		_, err := os.Stat(kube.ContainerLogPath(s.logRoot, pod, container, attempt))
 		return err == nil
 	}
-	attempt, err := logAttempt(pod, container, req.Previous, exists)
+	attempt, err := logAttempt(pod, container, req.Previous)
 	if err != nil {
 		return nil, err
 	}
@@ -43,35 +43,82 @@ func (s *Streams) Log(pod *corev1.Pod, container string, req streaming.LogReques
 	}
 	path := kube.ContainerLogPath(s.logRoot, pod, container, attempt)
 	return func(ctx context.Context, w io.Writer) error {
-		return logs.Write(ctx, w, path, attempt, opts, follow)
+		err := logs.Write(ctx, w, path, attempt, opts, follow)
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("failed to open log file %q: %w", path, err)
+		}
+		return err
 	}, nil
 }
 
-// logAttempt is the attempt whose file to read: the container's
-// restartCount, or the one before with previous. Between two attempts
-// (waiting to restart, e.g. CrashLoopBackOff) it is the last attempt that
-// has a file, as the kubelet shows the last instance's log.
-func logAttempt(pod *corev1.Pod, container string, previous bool, exists func(attempt int) bool) (int, error) {
+// logAttempt is the attempt whose file to read, chosen as the kubelet's
+// validateContainerLogStatus chooses the container it reads: with
+// previous, the instance of lastState (none: an error); else the running
+// or terminated instance, or, while the container waits to restart, the
+// last one; a container that never ran is an error saying why it waits.
+// The kubelet's errors are answered with 400.
+//
+// NOTE: attempts are numbered by restartCount: the pod worker records an
+// instance's start and exit with its attempt as restartCount, and a
+// container waiting after an exit keeps that count with the exit in
+// lastState. So lastState is attempt restartCount while waiting and
+// restartCount-1 otherwise.
+func logAttempt(pod *corev1.Pod, container string, previous bool) (int, error) {
+	fail := func(format string) (int, error) {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf(format, container, pod.Name))
+	}
 	cs := kube.PodContainerStatus(&pod.Status, container)
-	if previous {
-		if cs == nil || cs.RestartCount == 0 {
-			return 0, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", container, pod.Name))
+	if cs == nil {
+		// NOTE: the kubelet knows every container's status as soon as it
+		// takes the pod; the pod worker has not written it yet.
+		return fail("container %q in pod %q is waiting to start: " + reasonContainerCreating)
+	}
+	current := int(cs.RestartCount)
+	lastState := cs.LastTerminationState.Terminated
+	last := current - 1
+	if cs.State.Waiting != nil {
+		last = current
+	}
+	switch state := cs.State; {
+	case previous:
+		if lastState == nil || lastState.ContainerID == "" {
+			return fail("previous terminated container %q in pod %q not found")
 		}
-		return int(cs.RestartCount) - 1, nil
-	}
-	if cs == nil || (cs.State.Waiting != nil && cs.RestartCount == 0 && cs.LastTerminationState.Terminated == nil) {
-		reason := "ContainerCreating"
-		if cs != nil && cs.State.Waiting.Reason != "" {
-			reason = cs.State.Waiting.Reason
+		return last, nil
+	case state.Running != nil:
+		return current, nil
+	case state.Terminated != nil:
+		if state.Terminated.ContainerID != "" {
+			return current, nil
 		}
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", container, pod.Name, reason))
+		if lastState != nil && lastState.ContainerID != "" {
+			return last, nil
+		}
+		return fail("container %q in pod %q is terminated")
+	case lastState != nil:
+		if lastState.ContainerID == "" {
+			return fail("container %q in pod %q is terminated")
+		}
+		return last, nil
+	case state.Waiting != nil:
+		switch state.Waiting.Reason {
+		case reasonErrImagePull:
+			return fail("container %q in pod %q is waiting to start: image can't be pulled")
+		case reasonImagePullBackOff:
+			return fail("container %q in pod %q is waiting to start: trying and failing to pull image")
+		}
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", container, pod.Name, state.Waiting.Reason))
 	}
-	attempt := int(cs.RestartCount)
-	if cs.State.Waiting != nil && attempt > 0 && !exists(attempt) {
-		attempt--
-	}
-	return attempt, nil
+	return fail("container %q in pod %q is waiting to start - no logs yet")
 }
+
+// The waiting reasons logAttempt tells apart, as the kubelet's images
+// package names them.
+const (
+	reasonContainerCreating = "ContainerCreating"
+	reasonErrImagePull      = "ErrImagePull"
+	reasonImagePullBackOff  = "ImagePullBackOff"
+)
 
 // nextAttempt waits until the container's attempt after attempt has
 // started and has a log file (→ its path) or the container ended for good

@@ -45,7 +45,7 @@ func TestHostsFile(t *testing.T) {
 			pod:       Pod{HostNetwork: true, Hostname: "p", Subdomain: "s", HostAliases: aliases[1:]},
 			hostHosts: "127.0.0.1 localhost\n192.0.2.2 node1",
 			want: "# Kubernetes-managed hosts file (host network).\n" +
-				"127.0.0.1 localhost\n192.0.2.2 node1\n" +
+				"127.0.0.1 localhost\n192.0.2.2 node1" +
 				"\n# Entries added by HostAliases.\n" +
 				"10.1.2.3\tfoo.remote\n",
 		},

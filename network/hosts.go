@@ -16,10 +16,9 @@ func hostsFile(pod Pod, ip, clusterDomain string, hostHosts []byte) []byte {
 	var b bytes.Buffer
 	if pod.HostNetwork {
 		b.WriteString("# Kubernetes-managed hosts file (host network).\n")
+		// NOTE: as the kubelet's nodeHostsFileContent: the host's file as
+		// it is, even without a last newline.
 		b.Write(hostHosts)
-		if len(hostHosts) > 0 && hostHosts[len(hostHosts)-1] != '\n' {
-			b.WriteByte('\n')
-		}
 	} else {
 		b.WriteString("# Kubernetes-managed hosts file.\n")
 		b.WriteString("127.0.0.1\tlocalhost\n")

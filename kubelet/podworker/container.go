@@ -57,6 +57,8 @@ type containerRun struct {
 
 	postStartFailure string // the kubelet's message for the last instance's failed postStart hook
 
+	metaChanged <-chan struct{} // closed when the labels or annotations the last config read change (podmeta.go)
+
 	startedOnce sync.Once
 	startedCh   chan struct{} // closed once the container has started (sidecars)
 	done        chan struct{} // closed when a sidecar's run ends

@@ -156,7 +156,9 @@ func (r *containerRun) createInstance(ctx context.Context, id string) error {
 		return fmt.Errorf("inspecting image %q: %w", r.spec.Image, err)
 	}
 	r.imageRef, r.imageID = info.Ref, info.ID
-	cfg, err := r.w.containerConfig(r.pod, r.spec, r.attempt, info)
+	pod, metaChanged := r.w.withLatestMeta(r.pod)
+	r.metaChanged = metaChanged
+	cfg, err := r.w.containerConfig(pod, r.spec, r.attempt, info)
 	if err == nil {
 		err = r.prepareLog(cfg)
 	}

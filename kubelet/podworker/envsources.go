@@ -149,8 +149,21 @@ func secretKeyValue(pod *corev1.Pod, ref *corev1.SecretKeySelector, src sourceRe
 // waitConfigRetry waits before the next try of a container that could not
 // be configured (CreateContainerConfigError): the kubelet retries at its
 // pod worker's fixed back-off (10 s, the base here) rather than doubling,
-// and skiff retries at once when a ConfigMap or Secret of the pod's
-// namespace changes, so that a pod starts as soon as what it needs exists.
+// and at once when the pod changes; skiff retries at once when a ConfigMap
+// or Secret of the pod's namespace or the pod's labels or annotations
+// change, so that a pod starts as soon as what it needs exists.
 func (r *containerRun) waitConfigRetry(ctx context.Context) bool {
-	return r.sleepOrWake(ctx, r.w.m.cfg.RestartBackoffBase, r.w.m.sources.changed(r.pod.Namespace))
+	sources, meta := r.w.m.sources.changed(r.pod.Namespace), r.metaChanged
+	wake, done := make(chan struct{}), make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sources:
+		case <-meta:
+		case <-done:
+			return
+		}
+		close(wake)
+	}()
+	return r.sleepOrWake(ctx, r.w.m.cfg.RestartBackoffBase, wake)
 }

@@ -15,6 +15,8 @@ type specUpdates struct {
 	latest *corev1.Pod              // the newest version of the pod seen
 	runs   map[string]*containerRun // regular containers and sidecars, by name
 	images map[string]string        // the image each run was last given
+	// metaWake is closed when the labels or annotations change (podmeta.go).
+	metaWake chan struct{}
 }
 
 // track registers a container's run for definition changes; a change seen
@@ -43,8 +45,10 @@ func (w *worker) containersChanged(pod *corev1.Pod) {
 	u := &w.specs
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.metaChanged(pod)
 	u.latest = pod
 	u.offer(pod)
+	w.readinessGatesChanged(pod)
 }
 
 func (u *specUpdates) offer(pod *corev1.Pod) {

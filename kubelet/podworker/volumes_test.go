@@ -83,7 +83,7 @@ func TestVolumeMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	vols := map[string]podVolume{"data": {path: vol}, "api": {path: "/api", readOnly: true}}
-	lookup := envLookup([]string{"POD=p1"})
+	lookup := envLookup([]string{"POD=p1", "EMPTY=", "ABS=/etc", "UP=.."})
 	tests := map[string]struct {
 		mounts  []corev1.VolumeMount
 		want    []runtime.Mount
@@ -111,11 +111,32 @@ func TestVolumeMounts(t *testing.T) {
 		},
 		"dot-dot": {
 			mounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: "../x"}},
-			wantErr: `failed to prepare subPath for volumeMount "data" of container "c"`,
+			wantErr: "unable to provision SubPath `../x`: must not contain '..'",
+		},
+		"subPathExpr of undefined and empty variables": {
+			mounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPathExpr: "$(NOPE)/$(EMPTY)/$(POD)/$(NOPE)"}},
+			wantErr: "missing value for EMPTY, NOPE",
+		},
+		"subPathExpr made absolute": {
+			mounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPathExpr: "$(ABS)/$(POD)"}},
+			wantErr: "error SubPath `/etc/p1` must not be an absolute path",
+		},
+		"subPathExpr climbing out": {
+			mounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPathExpr: "a/$(UP)/$(UP)/x"}},
+			wantErr: "unable to provision SubPath `a/../../x`: must not contain '..'",
+		},
+		"subPathExpr with an escaped dollar": {
+			mounts: []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPathExpr: "$$(NOPE)"}},
+			want:   []runtime.Mount{{Source: filepath.Join(vol, "$(NOPE)"), Destination: "/d", Type: "bind"}},
 		},
 		"symlink out of the volume": {
+			// NOTE: as the kubelet's, the message leaves the host's paths out.
 			mounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: "escape/x"}},
-			wantErr: `failed to prepare subPath for volumeMount "data" of container "c": subpath "` + outside + `" not within volume path "` + vol + `"`,
+			wantErr: `failed to create subPath directory for volumeMount "data" of container "c"`,
+		},
+		"existing symlink out of the volume": {
+			mounts:  []corev1.VolumeMount{{Name: "data", MountPath: "/d", SubPath: "escape"}},
+			wantErr: `failed to prepare subPath for volumeMount "data" of container "c"`,
 		},
 	}
 	for name, tc := range tests {
