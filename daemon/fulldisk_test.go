@@ -93,7 +93,14 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("listing Jobs after a restart on the full disk: %v", err)
 	}
 	assertReadyz(t, s, http.StatusInternalServerError, "[-]storage failed: reason withheld\n")
-	_, werr = pods.Create(ctx, sleepPod("refused"), metav1.CreateOptions{})
+	// As before the restart, the store may have pages free again (those
+	// of transactions the restart released): writes go on until the disk
+	// refuses one.
+	waitFor(t, time.Minute, "a write refused after the restart", func() (bool, error) {
+		_, werr = s.client.CoreV1().ConfigMaps("default").Create(ctx,
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "refused-"}}, metav1.CreateOptions{})
+		return werr != nil, nil
+	})
 	assertInsufficientStorage(t, werr)
 
 	disk.Free(t)
