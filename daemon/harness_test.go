@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -257,14 +258,41 @@ func (s *skiffd) cleanup() {
 	if s.cmd != nil {
 		s.removePodNetworks()
 	}
-	// What even that could not remove: the namespaces' mounts.
-	mounts, _ := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", "*", "*"))
-	for _, m := range mounts {
+	// What even that could not remove: the namespaces' mounts, and the
+	// volumes of pods whose teardown (which runs after the pod object is
+	// gone, as the kubelet's volume manager's does) the stop cut short —
+	// a restarted skiffd's sweep would unmount them.
+	for _, m := range mountsUnder(s.dataDir) {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
 	}
 	if err := serviceproxy.Remove(context.Background(), s.bridge); err != nil {
 		s.t.Logf("removing the service rules: %v", err)
 	}
+}
+
+// mountsUnder lists the mount points below dir, deepest first, from
+// /proc/self/mountinfo (its fifth field, octal escapes undone).
+func mountsUnder(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 5 {
+			continue
+		}
+		m, err := strconv.Unquote(`"` + strings.ReplaceAll(fields[4], `"`, `\"`) + `"`)
+		if err != nil {
+			m = fields[4]
+		}
+		if strings.HasPrefix(m, dir+"/") {
+			found = append(found, m)
+		}
+	}
+	sort.Slice(found, func(i, j int) bool { return len(found[i]) > len(found[j]) })
+	return found
 }
 
 // removePodNetworks tears down, with skiffd's own package on its data dir,
