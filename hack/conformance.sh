@@ -8,8 +8,8 @@
 # the Go module proxy; its go.mod points the staging modules at
 # ./staging/src/..., which the module zip does not hold, so those replaces
 # become requirements on the published v0.X.Y modules. From that tree come
-# e2e.test, the ginkgo CLI that runs it, agnhost, nonewprivs and pause; the e2e busybox image is Debian's
-# busybox-static. The images are imported under the names the tests use
+# e2e.test, the ginkgo CLI that runs it, agnhost, nonewprivs and pause; busybox is
+# built from Debian's source package of it. The images are imported under the names the tests use
 # (e2e.test --list-images prints them, from test/utils/image/manifest.go).
 #
 # The run: a skiffd built from this tree, with its own data dir, embedded
@@ -123,16 +123,18 @@ image_tag() { image_names "$1" | sed 's/.*://; s/ *$//'; }
 # build_images: OCI tarballs of agnhost, pause and busybox, named as the
 # tests name them.
 build_images() {
-	local busybox=${BUSYBOX:-/bin/busybox}
-	[ -x "$busybox" ] || die "$busybox missing (apt-get install busybox-static)"
+	local busybox=$CACHE/busybox
 	if [ ! -x /bin/bash-static ]; then
-		log "installing bash-static (the images' sh)"
+		log "installing bash-static (agnhost's bash)"
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bash-static
 	fi
 	local root
 	if [ ! -f "$CACHE/agnhost.tar" ]; then
 		root=$(mktemp -d)
 		busybox_root "$root" "$busybox"
+		# agnhost's Dockerfile adds bash and curl to its alpine base (the
+		# exec hook specs run curl); sh stays busybox's ash, as alpine's.
+		rm -f "$root/bin/bash" && cp /bin/bash-static "$root/bin/bash"
 		cp "$CACHE/agnhost" "$root/agnhost"
 		add_dynamic /usr/bin/curl "$root"
 		ln -s agnhost "$root/agnhost-2"
@@ -167,6 +169,58 @@ build_images() {
 	fi
 }
 
+# build_busybox: a static busybox built from the upstream release in
+# Debian's source package (its .orig tarball), with upstream's defconfig, as
+# the e2e images' busybox is upstream's.
+#
+# NOTE: Debian's binary packages revert upstream's busybox commit 9c143ce52
+# (debian/patches/revert-9c143ce52…), so their ash drops environment
+# variables whose names are not shell identifiers ("data-1", from envFrom)
+# before it runs a command. The ConfigMap and Secret env specs run
+# `sh -c env` and look for those; the read-only busybox spec looks for ash's
+# own words ("/bin/sh: can't create /file: Read-only file system"). Only
+# upstream's ash gives both. The source comes through apt from the machine's
+# own Debian mirror (its deb entries, read as deb-src), into a private apt
+# directory: the host's apt configuration is left as it is.
+build_busybox() {
+	local out=$CACHE/busybox
+	[ -x "$out" ] && return
+	log "building busybox from Debian's source package"
+	local apt=$CACHE/apt work
+	rm -rf "$apt"
+	mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/src"
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		sed -n '/^Types:/s/\bdeb\b/deb-src/; p' "$f" >"$apt/sources.list.d/$(basename "$f")"
+	done
+	if [ -f /etc/apt/sources.list ]; then
+		sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list >"$apt/sources.list"
+	else
+		: >"$apt/sources.list"
+	fi
+	local aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/sources.list.d"
+		-o "Dir::State::Lists=$apt/lists" -o Debug::NoLocking=1)
+	apt-get "${aptopts[@]}" -qq update || die "apt-get update of the deb-src lists failed"
+	(cd "$apt/src" && apt-get "${aptopts[@]}" -qq source --download-only busybox) ||
+		die "apt-get source busybox failed"
+	local orig
+	orig=$(ls "$apt"/src/busybox_*.orig.tar.* 2>/dev/null | head -1)
+	[ -n "$orig" ] || die "Debian's busybox source package has no .orig tarball"
+	work=$(mktemp -d)
+	tar -xf "$orig" -C "$work" --strip-components=1
+	(cd "$work" && make -s defconfig >/dev/null &&
+		sed -i 's/^# CONFIG_STATIC is not set$/CONFIG_STATIC=y/' .config &&
+		grep -q '^CONFIG_STATIC=y$' .config &&
+		{ yes '' || true; } | make -s oldconfig >/dev/null && # yes ends by SIGPIPE: not a failure
+		nice -n 19 make -s -j"$(nproc)" busybox >"$work.log" 2>&1) ||
+		die "building busybox failed; see $work.log"
+	env -i 'data-1=kept' "$work/busybox" sh -c env | grep -qx 'data-1=kept' ||
+		die "the busybox built drops environment variables that are not shell names"
+	mv "$work/busybox" "$out"
+	rm -rf "$work" "$work.log"
+}
+
 # add_dynamic BINARY ROOT: a dynamically linked binary of this machine and
 # the libraries it loads, at their paths, into ROOT (what the upstream
 # images install with apk: curl, which the lifecycle hook specs run).
@@ -178,14 +232,8 @@ add_dynamic() {
 	done
 }
 
-# busybox_root DIR BUSYBOX: a root file system of busybox and its applets,
-# root and nobody users, as the e2e busybox image has; sh and bash are
-# Debian's bash-static.
-#
-# NOTE: Debian's busybox 1.35 ash drops environment variables whose names
-# are not shell identifiers ("data-1", from envFrom) before it runs a
-# command, where the upstream busybox of the e2e image passes them on: the
-# ConfigMap and Secret env specs run `sh -c env` and look for them.
+# busybox_root DIR BUSYBOX: a root file system of busybox and its applets
+# (sh is its ash), root and nobody users, as the e2e busybox image has.
 busybox_root() {
 	local root=$1 busybox=$2 applet
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root" "$root/home" "$root/proc" "$root/sys" "$root/dev"
@@ -194,8 +242,6 @@ busybox_root() {
 	for applet in $("$busybox" --list); do
 		[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
 	done
-	cp /bin/bash-static "$root/bin/bash"
-	ln -sf bash "$root/bin/sh"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 }
@@ -208,6 +254,7 @@ build_all() {
 	build_go "$CACHE/agnhost" ./test/images/agnhost
 	build_go "$CACHE/nnp" ./test/images/nonewprivs
 	build_pause
+	build_busybox
 	build_images
 }
 
