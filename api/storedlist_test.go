@@ -216,32 +216,3 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 		}
 	}
 }
-
-func TestProject(t *testing.T) {
-	p := projection{"a": nil, "b": {"c": nil, "d": {"e": nil}}, "l": {"n": nil}}
-	tests := map[string]struct{ in, want string }{
-		"fields kept and dropped": {`{"a":[1,{"x":"]}"}],"z":{"q":"\"}"},"b":{"y":1,"c":"s\"x","d":{"e":null,"f":2}}}`,
-			`{"a":[1,{"x":"]}"}],"b":{"c":"s\"x","d":{"e":null}}}`},
-		"a wanted object given another value": {`{"b":null,"a":true}`, `{"b":null,"a":true}`},
-		"spaces":                              {` { "a" : 1 , "z" : [ ] } `, `{"a":1}`},
-		"nothing wanted":                      {`{"z":1}`, `{}`},
-		"an escaped backslash ends a string":  {`{"z":"x\\","a":"y\\\"\\"}`, `{"a":"y\\\"\\"}`},
-		"each object of an array":             {`{"l":[{"n":1,"m":2},{"m":3},[4],5]}`, `{"l":[{"n":1},{},[4],5]}`},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := project(nil, []byte(tc.in), p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tc.want {
-				t.Errorf("got %s, want %s", got, tc.want)
-			}
-		})
-	}
-	for _, bad := range []string{`[1]`, `{"a":1`, `{"a":"x}`, `{"a"}`, `{"l":[{"n":1}`} {
-		if _, err := project(nil, []byte(bad), p); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
-	}
-}

@@ -16,11 +16,11 @@ import (
 
 // storedTableJSON is the JSON the Table of items encodes to (rs.table's,
 // TestStoredTableIsTheEncodedTable), made from the stored JSON: each row's
-// cells from the fields rs.cellFields names, decoded alone, and its
+// cells from the fields rs.decodeCells reads, and its
 // PartialObjectMetadata's metadata copied as stored. Rows are made in
 // chunks on every CPU. includeObject=Object needs whole objects: false.
 func storedTableJSON(rs *resource, version, include string, items []listed, meta metav1.ListMeta, now time.Time) ([]byte, bool, error) {
-	if rs.cellFields == nil || include == "Object" || !rs.servedAsStored() {
+	if rs.decodeCells == nil || include == "Object" || !rs.servedAsStored() {
 		return nil, false, nil
 	}
 	envelope, err := json.Marshal(&metav1.Table{
@@ -72,20 +72,15 @@ func storedTableJSON(rs *resource, version, include string, items []listed, meta
 // writeStoredRow writes the Table row of one stored item, decoding its
 // cells' fields into obj (emptied first: one object serves a chunk).
 func writeStoredRow(buf *bytes.Buffer, rs *resource, obj db.Object, version, include string, it *listed, now time.Time) error {
-	projected, err := project(nil, it.JSON, rs.cellFields)
-	if err != nil {
-		return fmt.Errorf("reading %s %q: %w", rs.kind, it.Name, err)
-	}
 	reflect.ValueOf(obj).Elem().SetZero()
-	if err := json.Unmarshal(projected, obj); err != nil {
+	c := jsonCursor{data: it.JSON}
+	rs.decodeCells(&c, obj)
+	if err := c.end(); err != nil {
 		return fmt.Errorf("decoding %s %q: %w", rs.kind, it.Name, err)
 	}
-	cells, err := json.Marshal(rs.cells(obj, now))
-	if err != nil {
+	if err := writeCells(buf, rs.cells(obj, now)); err != nil {
 		return fmt.Errorf("encoding the row of %s %q: %w", rs.kind, it.Name, err)
 	}
-	buf.WriteString(`{"cells":`)
-	buf.Write(cells)
 	buf.WriteString(`,"object":`)
 	if include == "None" {
 		buf.WriteString("null}")
@@ -106,4 +101,46 @@ func writeStoredRow(buf *bytes.Buffer, rs *resource, obj db.Object, version, inc
 	buf.Write(data[cut:metaEnd])
 	buf.WriteString("}}")
 	return nil
+}
+
+// writeCells writes a row's cells as encoding/json encodes them ({"cells":
+// and the array).
+func writeCells(buf *bytes.Buffer, cells []any) error {
+	buf.WriteString(`{"cells":`)
+	if cells == nil {
+		buf.WriteString("null")
+		return nil
+	}
+	buf.WriteByte('[')
+	for i, cell := range cells {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if s, ok := cell.(string); ok && isPlainJSONString(s) {
+			buf.WriteByte('"')
+			buf.WriteString(s)
+			buf.WriteByte('"')
+			continue
+		}
+		encoded, err := json.Marshal(cell)
+		if err != nil {
+			return err
+		}
+		buf.Write(encoded)
+	}
+	buf.WriteByte(']')
+	return nil
+}
+
+// isPlainJSONString reports whether encoding/json writes s as it is between
+// quotes: printable ASCII without '"', '\\' and the HTML characters it
+// escapes ('<', '>', '&').
+func isPlainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b < 0x20 || b >= 0x7f, b == '"', b == '\\', b == '<', b == '>', b == '&':
+			return false
+		}
+	}
+	return true
 }
