@@ -28,6 +28,9 @@ type jsonCursor struct {
 	data []byte
 	i    int
 	err  error
+	// metadataEnd is where the object's metadata ends in data, once
+	// decodeCellMetadata read it (0 before): a Table row copies it.
+	metadataEnd int
 }
 
 var errBadJSON = errors.New("malformed stored JSON")

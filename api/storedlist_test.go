@@ -3,9 +3,11 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,10 +61,11 @@ func TestStoredListIsTheEncodedList(t *testing.T) {
 				t.Fatal("nothing stored")
 			}
 			meta := metav1.ListMeta{ResourceVersion: "12", Continue: "token", RemainingItemCount: &remaining}
-			got, ok := storedListJSON(rs, items, meta)
+			body, ok := storedListJSON(rs, items, meta)
 			if !ok {
 				t.Fatal("not written from the stored JSON")
 			}
+			got := written(t, body)
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(rs.newList(objs, meta)); err != nil {
 				t.Fatal(err)
@@ -86,15 +89,27 @@ func TestStoredListIsTheEncodedList(t *testing.T) {
 	}
 }
 
+// written is what body writes.
+func written(t *testing.T, body io.WriterTo) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := body.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("writing the body: %d of %d bytes, %v", n, buf.Len(), err)
+	}
+	return buf.Bytes()
+}
+
 // TestStoredListOtherShapes: an item whose stored JSON has no uid where
 // the encoder puts it is decoded and encoded instead; a kind served
 // converted (events.k8s.io/v1) never takes the stored JSON.
 func TestStoredListOtherShapes(t *testing.T) {
 	items := []listed{{Stored: db.Stored{Name: "x", RV: 5, JSON: []byte(`{"metadata":{"name":"x","namespace":"default"},"spec":{}}`)}}}
-	got, ok := storedListJSON(jobResource, items, metav1.ListMeta{ResourceVersion: "5"})
+	body, ok := storedListJSON(jobResource, items, metav1.ListMeta{ResourceVersion: "5"})
 	if !ok {
 		t.Fatal("not written")
 	}
+	got := written(t, body)
 	want := `{"kind":"JobList","apiVersion":"batch/v1","metadata":{"resourceVersion":"5"},"items":[{` +
 		`"metadata":{"name":"x","namespace":"default","resourceVersion":"5"},"spec":{"template":{"metadata":{},"spec":{"containers":null}}},"status":{}}]}` + "\n"
 	if diff := cmp.Diff(want, string(got)); diff != "" {
@@ -208,10 +223,11 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 		for _, include := range []string{"", "Metadata", "None"} {
 			t.Run(name+"/includeObject="+include, func(t *testing.T) {
 				meta := metav1.ListMeta{ResourceVersion: "12"}
-				got, ok, err := storedTableJSON(rs, "v1", include, items, meta, now)
+				body, ok, err := storedTableJSON(rs, "v1", include, items, meta, now)
 				if err != nil || !ok {
 					t.Fatalf("not written from the stored JSON: %v", err)
 				}
+				got := written(t, body)
 				r := httptest.NewRequest(http.MethodGet, "/?includeObject="+include, nil)
 				table := rs.table(r, "v1", objs, meta)
 				for i := range table.Rows { // the same clock for the age cells
@@ -229,5 +245,43 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 		if _, ok, _ := storedTableJSON(rs, "v1", "Object", items, metav1.ListMeta{}, now); ok {
 			t.Errorf("%s: includeObject=Object was written without the whole objects", name)
 		}
+	}
+}
+
+// TestStoredListResponses: a list and a Table written from the stored JSON
+// reach the client whole, as JSON, compact or indented (?pretty), larger
+// than the response's buffer.
+func TestStoredListResponses(t *testing.T) {
+	ts := newTestServer(t)
+	for i := range 40 {
+		body := `{"metadata":{"name":"job-` + strconv.Itoa(i) + `","annotations":{"pad":"` + strings.Repeat("x", 2000) + `"}},` +
+			`"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35"}]}}}}`
+		if resp := ts.do(t, http.MethodPost, "/apis/batch/v1/namespaces/default/jobs", body); resp.code != http.StatusCreated {
+			t.Fatalf("creating a Job: %d %s", resp.code, resp.body)
+		}
+	}
+	for name, accept := range map[string]string{"list": "application/json", "table": "application/json;as=Table;v=v1;g=meta.k8s.io"} {
+		t.Run(name, func(t *testing.T) {
+			compact := ts.do(t, http.MethodGet, "/apis/batch/v1/namespaces/default/jobs", "", "Accept: "+accept)
+			pretty := ts.do(t, http.MethodGet, "/apis/batch/v1/namespaces/default/jobs?pretty=true", "", "Accept: "+accept)
+			for _, resp := range []response{compact, pretty} {
+				if resp.code != http.StatusOK || resp.header.Get("Content-Type") != "application/json" {
+					t.Fatalf("%d %s", resp.code, resp.header.Get("Content-Type"))
+				}
+			}
+			var list struct {
+				Items, Rows []json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(compact.body), &list); err != nil || len(list.Items)+len(list.Rows) != 40 {
+				t.Fatalf("%d items, %d rows: %v", len(list.Items), len(list.Rows), err)
+			}
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, []byte(compact.body), "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			if indented.String() != pretty.body || strings.Count(pretty.body, "\n") < 100 {
+				t.Errorf("?pretty=true is not the list indented:\n%.400s", pretty.body)
+			}
+		})
 	}
 }

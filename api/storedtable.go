@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	goruntime "runtime"
 	"time"
@@ -18,8 +19,9 @@ import (
 // TestStoredTableIsTheEncodedTable), made from the stored JSON: each row's
 // cells from the fields rs.decodeCells reads, and its
 // PartialObjectMetadata's metadata copied as stored. Rows are made in
-// chunks on every CPU. includeObject=Object needs whole objects: false.
-func storedTableJSON(rs *resource, version, include string, items []listed, meta metav1.ListMeta, now time.Time) ([]byte, bool, error) {
+// chunks on every CPU, before anything is written. includeObject=Object
+// needs whole objects: false.
+func storedTableJSON(rs *resource, version, include string, items []listed, meta metav1.ListMeta, now time.Time) (io.WriterTo, bool, error) {
 	if rs.decodeCells == nil || include == "Object" || !rs.servedAsStored() {
 		return nil, false, nil
 	}
@@ -37,44 +39,63 @@ func storedTableJSON(rs *resource, version, include string, items []listed, meta
 	chunks := make([][]byte, (len(items)+decodeChunk-1)/decodeChunk)
 	var g errgroup.Group
 	g.SetLimit(goruntime.GOMAXPROCS(0))
-	for c := range chunks {
+	for n := range chunks {
 		g.Go(func() error {
 			var buf bytes.Buffer
+			var c jsonCursor
 			obj := rs.store.New()
-			for i := c * decodeChunk; i < min((c+1)*decodeChunk, len(items)); i++ {
+			first, last := n*decodeChunk, min((n+1)*decodeChunk, len(items))
+			for i := first; i < last; i++ {
 				if i > 0 {
 					buf.WriteByte(',')
 				}
-				if err := writeStoredRow(&buf, rs, obj, version, include, &items[i], now); err != nil {
+				if err := writeStoredRow(&buf, &c, rs, obj, version, include, &items[i], now); err != nil {
 					return err
 				}
+				if i == first {
+					// The rest of the chunk's rows are about this size.
+					buf.Grow(buf.Len() * (last - first) * 9 / 8)
+				}
 			}
-			chunks[c] = buf.Bytes()
+			chunks[n] = buf.Bytes()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, false, err
 	}
-	size := len(head) + 16
-	for _, c := range chunks {
-		size += len(c)
+	return &storedTable{head: head, chunks: chunks}, true, nil
+}
+
+// storedTable is a Table body: the Table's head and its rows' chunks.
+type storedTable struct {
+	head   []byte
+	chunks [][]byte
+}
+
+var (
+	openRows   = []byte(`"rows":[`)
+	closeTable = []byte("]}\n")
+)
+
+// WriteTo writes the Table.
+func (t *storedTable) WriteTo(w io.Writer) (int64, error) {
+	out := bodyWriter{w: w}
+	out.write(t.head)
+	out.write(openRows)
+	for _, c := range t.chunks {
+		out.write(c)
 	}
-	body := make([]byte, 0, size)
-	body = append(body, head...)
-	body = append(body, `"rows":[`...)
-	for _, c := range chunks {
-		body = append(body, c...)
-	}
-	return append(body, "]}\n"...), true, nil
+	out.write(closeTable)
+	return out.n, out.err
 }
 
 // writeStoredRow writes the Table row of one stored item, decoding its
-// cells' fields into obj (emptied first: one object serves a chunk).
-func writeStoredRow(buf *bytes.Buffer, rs *resource, obj db.Object, version, include string, it *listed, now time.Time) error {
+// cells' fields into obj with c (both emptied first: they serve a chunk).
+func writeStoredRow(buf *bytes.Buffer, c *jsonCursor, rs *resource, obj db.Object, version, include string, it *listed, now time.Time) error {
 	reflect.ValueOf(obj).Elem().SetZero()
-	c := jsonCursor{data: it.JSON}
-	rs.decodeCells(&c, obj)
+	*c = jsonCursor{data: it.JSON}
+	rs.decodeCells(c, obj)
 	if err := c.end(); err != nil {
 		return fmt.Errorf("decoding %s %q: %w", rs.kind, it.Name, err)
 	}
@@ -91,13 +112,19 @@ func writeStoredRow(buf *bytes.Buffer, rs *resource, obj db.Object, version, inc
 	if !ok {
 		return fmt.Errorf("reading %s %q: %w", rs.kind, it.Name, errBadJSON)
 	}
-	metaEnd, err := skipValue(data, len(storedMetadataKey))
-	if err != nil || metaEnd < cut {
+	metaEnd := c.metadataEnd
+	if metaEnd == 0 {
+		var err error
+		if metaEnd, err = skipValue(data, len(storedMetadataKey)); err != nil {
+			return fmt.Errorf("reading %s %q: %w", rs.kind, it.Name, errBadJSON)
+		}
+	}
+	if metaEnd < cut {
 		return fmt.Errorf("reading %s %q: %w", rs.kind, it.Name, errBadJSON)
 	}
 	buf.WriteString(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/` + version + `","metadata":`)
 	buf.Write(data[len(storedMetadataKey):cut])
-	writeResourceVersion(buf, it.RV)
+	buf.Write(appendResourceVersion(buf.AvailableBuffer(), it.RV))
 	buf.Write(data[cut:metaEnd])
 	buf.WriteString("}}")
 	return nil

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"mime"
 	"net/http"
 	"slices"
@@ -84,8 +85,10 @@ func age(t metav1.Time, now time.Time) string {
 }
 
 // decodeCellMetadata reads the metadata every kind's cells read: the name
-// and the creation and deletion timestamps.
+// and the creation and deletion timestamps; and notes where the object's
+// own metadata ends (a Table row copies it).
 func decodeCellMetadata(c *jsonCursor, meta *metav1.ObjectMeta) {
+	top := c.i == len(storedMetadataKey) && bytes.HasPrefix(c.data, storedMetadataKey)
 	c.fields(func(key []byte) {
 		switch string(key) {
 		case "name":
@@ -96,6 +99,9 @@ func decodeCellMetadata(c *jsonCursor, meta *metav1.ObjectMeta) {
 			meta.DeletionTimestamp = c.timep()
 		}
 	})
+	if top && c.err == nil {
+		c.metadataEnd = c.i
+	}
 }
 
 // formatLabelSelector is metav1.FormatLabelSelector(sel), the selector as
