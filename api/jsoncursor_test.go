@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,6 +282,65 @@ func TestDecodeCellsReadsEveryRow(t *testing.T) {
 		rs.decodeCells(&c, obj)
 		if err := c.end(); err != nil || obj.GetName() != "x" || reflect.TypeOf(obj).Elem() != rs.goType {
 			t.Errorf("%s: %v %q %T", rs.kind, err, obj.GetName(), obj)
+		}
+	}
+}
+
+// BenchmarkJobRow is one row of a Job Table from a Job as the API and the
+// Job controller leave it (managedFields, labels, status): the cursor's
+// walk, the cells and the row's JSON.
+func BenchmarkJobRow(b *testing.B) {
+	ts := newTestServer(b)
+	if resp := ts.do(b, "POST", "/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"a","labels":{"app":"bench"}},
+		"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35","command":["true"]}]}}}}`); resp.code != 201 {
+		b.Fatal(resp.body)
+	}
+	if resp := ts.do(b, "PATCH", "/apis/batch/v1/namespaces/default/jobs/a/status", `{"status":{"startTime":"2026-11-25T08:00:00Z",
+		"completionTime":"2026-11-25T08:00:05Z","succeeded":1,"conditions":[{"type":"SuccessCriteriaMet","status":"True","lastProbeTime":"2026-11-25T08:00:05Z",
+		"lastTransitionTime":"2026-11-25T08:00:05Z","reason":"CompletionsReached","message":"Reached expected number of succeeded pods"},
+		{"type":"Complete","status":"True","lastProbeTime":"2026-11-25T08:00:05Z","lastTransitionTime":"2026-11-25T08:00:05Z",
+		"reason":"CompletionsReached","message":"Reached expected number of succeeded pods"}]}}`,
+		"Content-Type: application/merge-patch+json"); resp.code != 200 {
+		b.Fatal(resp.body)
+	}
+	stored, _, err := ts.store.ListStoredAt(jobResource.store, "", nil, 0)
+	if err != nil || len(stored) != 1 {
+		b.Fatal(err)
+	}
+	it := listed{Stored: stored[0]}
+	var buf bytes.Buffer
+	var c jsonCursor
+	obj := jobResource.store.New()
+	now := time.Now()
+	b.SetBytes(int64(len(it.JSON)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := writeStoredRow(&buf, &c, jobResource, obj, "v1", "", &it, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSkipString: the end of every string is found, escaped quotes and
+// backslashes anywhere in it.
+func TestSkipString(t *testing.T) {
+	for n := range 70 {
+		for _, fill := range []string{`\`, `"`, `\"`, `\\`, "é", "x"} {
+			for at := 0; at <= n; at++ {
+				s := strings.Repeat("a", at) + fill + strings.Repeat("b", n-at)
+				quoted, err := json.Marshal(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data := append(append([]byte{}, quoted...), `,"x":"y"}`...)
+				if end, err := skipString(data, 0); err != nil || end != len(quoted) {
+					t.Fatalf("%s: end %d (%v), want %d", quoted, end, err, len(quoted))
+				}
+				if _, err := skipString(quoted[:len(quoted)-1], 0); err == nil {
+					t.Fatalf("%s: unterminated, no error", quoted[:len(quoted)-1])
+				}
+			}
 		}
 	}
 }
