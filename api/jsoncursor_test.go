@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // cellsBothWays is rs's cells of the object stored as data, decoded whole
@@ -253,6 +254,12 @@ func TestWriteCells(t *testing.T) {
 
 // TestFormatLabelSelector: formatLabelSelector is metav1's.
 func TestFormatLabelSelector(t *testing.T) {
+	for _, v := range []string{"", "x", "0", "x-y", "x_y", "x.y", "-x", "x-", ".x", "x.", "_x", "x_", "x y", "x/y", "ü", "x\x00",
+		strings.Repeat("x", 63), strings.Repeat("x", 64), "a" + strings.Repeat("-", 61) + "b"} {
+		if want := len(validation.IsValidLabelValue(v)) == 0; isLabelValue(v) != want {
+			t.Errorf("isLabelValue(%q) = %v, want %v", v, !want, want)
+		}
+	}
 	for name, sel := range map[string]*metav1.LabelSelector{
 		"nil":           nil,
 		"empty":         {},
@@ -261,7 +268,10 @@ func TestFormatLabelSelector(t *testing.T) {
 		"sorted":        {MatchLabels: map[string]string{"z": "1", "a": "2", "m.example/x": "", "B": "3"}},
 		"invalid key":   {MatchLabels: map[string]string{"a": "1", "not a key": "2"}},
 		"invalid value": {MatchLabels: map[string]string{"a": "1", "b": "not a value"}},
-		"long value":    {MatchLabels: map[string]string{"a": string(bytes.Repeat([]byte("x"), 64))}},
+		"long value":    {MatchLabels: map[string]string{"a": strings.Repeat("x", 64)}},
+		"longest value": {MatchLabels: map[string]string{"a": strings.Repeat("x", 63)}},
+		"values":        {MatchLabels: map[string]string{"a": "", "b": "x", "c": "a-b_c.d", "d": "0f3c-11e4"}},
+		"value edges":   {MatchLabels: map[string]string{"a": "-x", "b": "x-", "c": "_x", "d": "x.", "e": "x y", "f": "ü"}},
 		"expressions": {MatchLabels: map[string]string{"a": "1"}, MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "b", Operator: metav1.LabelSelectorOpIn, Values: []string{"y", "x"}}}},
 	} {

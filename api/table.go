@@ -115,10 +115,18 @@ func formatLabelSelector(sel *metav1.LabelSelector) string {
 	if sel == nil || len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {
 		return metav1.FormatLabelSelector(sel)
 	}
+	if len(sel.MatchLabels) == 1 { // a Job's own selector
+		for k, v := range sel.MatchLabels {
+			if !isLabelKey(k) || !isLabelValue(v) {
+				return "<error>"
+			}
+			return k + "=" + v
+		}
+	}
 	keys := make([]string, 0, len(sel.MatchLabels))
 	size := 0
 	for k, v := range sel.MatchLabels {
-		if !isLabelKey(k) || len(validation.IsValidLabelValue(v)) > 0 {
+		if !isLabelKey(k) || !isLabelValue(v) {
 			return "<error>"
 		}
 		keys = append(keys, k)
@@ -160,6 +168,27 @@ func isLabelKey(key string) bool {
 		validLabelKeys.Store(key, struct{}{})
 	}
 	return true
+}
+
+// isLabelValue is whether v is a valid label value, as
+// labels.NewRequirement checks it. NOTE: the regular expression was 7% of
+// a Table row of a Job (its selector's value is the Job's uid); a value of
+// at most 63 letters, digits, '-', '_' and '.', beginning and ending with
+// a letter or digit, matches it, and only other values are given to it.
+func isLabelValue(v string) bool {
+	if len(v) == 0 || len(v) > validation.LabelValueMaxLength || !isAlphanumeric(v[0]) || !isAlphanumeric(v[len(v)-1]) {
+		return len(validation.IsValidLabelValue(v)) == 0
+	}
+	for i := 1; i < len(v)-1; i++ {
+		if b := v[i]; !isAlphanumeric(b) && b != '-' && b != '_' && b != '.' {
+			return len(validation.IsValidLabelValue(v)) == 0
+		}
+	}
+	return true
+}
+
+func isAlphanumeric(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
 
 // noneIfEmpty is kubectl's "<none>" for an empty cell.
