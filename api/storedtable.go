@@ -53,8 +53,7 @@ func storedTableJSON(rs *resource, version, include string, items []listed, meta
 					return err
 				}
 				if i == first {
-					// The rest of the chunk's rows are about this size.
-					buf.Grow(buf.Len() * (last - first) * 9 / 8)
+					buf.Grow(chunkSize(buf.Len(), items[first:last]))
 				}
 			}
 			chunks[n] = buf.Bytes()
@@ -65,6 +64,17 @@ func storedTableJSON(rs *resource, version, include string, items []listed, meta
 		return nil, false, err
 	}
 	return &storedTable{head: head, chunks: chunks}, true, nil
+}
+
+// chunkSize is about the size of a chunk of rows whose first is rowSize:
+// the rest are as large, but no larger than their stored JSON (the
+// metadata they copy) and their cells.
+func chunkSize(rowSize int, items []listed) int {
+	bound := 0
+	for i := range items {
+		bound += len(items[i].JSON) + 256
+	}
+	return min(rowSize*len(items)*9/8, bound)
 }
 
 // storedTable is a Table body: the Table's head and its rows' chunks.
