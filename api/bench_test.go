@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -40,14 +41,20 @@ func benchServer(b *testing.B, n int) *testServer {
 
 func benchGet(b *testing.B, ts *testServer, path string, headers ...string) {
 	b.Helper()
+	benchGetWith(b, http.DefaultClient, ts.URL, path, headers...)
+}
+
+// benchGetWith is benchGet through client to the server at url.
+func benchGetWith(b *testing.B, client *http.Client, url, path string, headers ...string) {
+	b.Helper()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req, _ := http.NewRequest("GET", url+path, nil)
 		for _, h := range headers {
 			req.Header.Set("Accept", h)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -126,4 +133,25 @@ func BenchmarkList10000JobsTable(b *testing.B) {
 // page of 500 (kubectl's --chunk-size) of 10000 Jobs.
 func BenchmarkList10000JobsTablePage(b *testing.B) {
 	benchGet(b, jobServer(b, 10000), "/apis/batch/v1/namespaces/default/jobs?limit=500", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+}
+
+// BenchmarkList10000JobsTLS and BenchmarkList10000JobsTableTLS are the
+// lists over HTTP/2 and TLS, as kubectl and client-go reach skiffd.
+func BenchmarkList10000JobsTLS(b *testing.B) {
+	srv := tlsServer(b, jobServer(b, 10000))
+	benchGetWith(b, srv.Client(), srv.URL, "/apis/batch/v1/namespaces/default/jobs")
+}
+
+func BenchmarkList10000JobsTableTLS(b *testing.B) {
+	srv := tlsServer(b, jobServer(b, 10000))
+	benchGetWith(b, srv.Client(), srv.URL, "/apis/batch/v1/namespaces/default/jobs", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+}
+
+// tlsServer serves ts's handler over HTTP/2 and TLS.
+func tlsServer(b *testing.B, ts *testServer) *httptest.Server {
+	srv := httptest.NewUnstartedServer(ts.Config.Handler)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	b.Cleanup(srv.Close)
+	return srv
 }

@@ -22,7 +22,7 @@
 //	  │     delete.go  DELETE, deletecollection: grace, preconditions, propagation
 //	  │     table.go   Table answers for kubectl get (each kind's columns and cells)
 //	  │     storedlist.go, storedtable.go  JSON lists and Tables written from the
-//	  │                stored JSON (a Table decodes only its cells' fields: projection.go)
+//	  │                stored JSON (a Table reads only its cells' fields: jsoncursor.go)
 //	  ├─ pod subresources: log (log.go), exec and attach (exec.go),
 //	  │     portforward (portforward.go), all four through the narrow Streams
 //	  │     interface; proxy, ephemeralcontainers, eviction

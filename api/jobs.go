@@ -30,7 +30,7 @@ var jobResource = &resource{
 	fields:               jobFields,
 	columns:              jobColumns,
 	cells:                func(obj db.Object, now time.Time) []any { return jobCells(obj.(*batchv1.Job), now) },
-	cellFields:           jobCellFields,
+	decodeCells:          func(c *jsonCursor, obj db.Object) { decodeJobCells(c, obj.(*batchv1.Job)) },
 	prepareCreate:        func(_ *server, obj db.Object) { kube.PrepareJobForCreate(obj.(*batchv1.Job)) },
 	validateCreate:       validateAs(kube.ValidateJob),
 	prepareUpdate:        prepareUpdateAs(kube.PrepareJobForUpdate, kube.PrepareJobForStatusUpdate),
@@ -76,15 +76,113 @@ var jobColumns = []metav1.TableColumnDefinition{
 	{Name: "Selector", Type: "string", Priority: 1, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
 }
 
-// jobCellFields are the fields jobCells reads.
-var jobCellFields = projection{
-	"metadata": {"name": nil, "creationTimestamp": nil, "deletionTimestamp": nil},
-	"spec": {"completions": nil, "parallelism": nil, "selector": nil,
-		"template": {"spec": {"containers": {"name": nil, "image": nil}}}},
-	"status": {"conditions": {"type": nil, "status": nil}, "startTime": nil, "completionTime": nil, "succeeded": nil},
+// decodeJobCells reads into job the fields jobCells reads, from its stored
+// JSON (TestStoredTableIsTheEncodedTable).
+func decodeJobCells(c *jsonCursor, job *batchv1.Job) {
+	c.fields(func(key []byte) {
+		switch string(key) {
+		case "metadata":
+			decodeCellMetadata(c, &job.ObjectMeta)
+		case "spec":
+			c.fields(func(key []byte) {
+				switch string(key) {
+				case "completions":
+					job.Spec.Completions = c.int32p()
+				case "parallelism":
+					job.Spec.Parallelism = c.int32p()
+				case "selector":
+					job.Spec.Selector = decodeLabelSelector(c)
+				case "template":
+					c.fields(func(key []byte) {
+						if string(key) == "spec" {
+							decodeContainerImages(c, &job.Spec.Template.Spec)
+						}
+					})
+				}
+			})
+		case "status":
+			c.fields(func(key []byte) {
+				switch string(key) {
+				case "conditions":
+					c.each(func() {
+						var cond batchv1.JobCondition
+						c.fields(func(key []byte) {
+							switch string(key) {
+							case "type":
+								cond.Type = batchv1.JobConditionType(c.str())
+							case "status":
+								cond.Status = corev1.ConditionStatus(c.str())
+							}
+						})
+						job.Status.Conditions = append(job.Status.Conditions, cond)
+					})
+				case "startTime":
+					job.Status.StartTime = c.timep()
+				case "completionTime":
+					job.Status.CompletionTime = c.timep()
+				case "succeeded":
+					job.Status.Succeeded = c.int32()
+				}
+			})
+		}
+	})
 }
 
-// jobCells is one job's row.
+// decodeContainerImages reads the names and images of a pod spec's
+// containers.
+func decodeContainerImages(c *jsonCursor, spec *corev1.PodSpec) {
+	c.fields(func(key []byte) {
+		if string(key) != "containers" {
+			return
+		}
+		c.each(func() {
+			var ct corev1.Container
+			c.fields(func(key []byte) {
+				switch string(key) {
+				case "name":
+					ct.Name = c.str()
+				case "image":
+					ct.Image = c.str()
+				}
+			})
+			spec.Containers = append(spec.Containers, ct)
+		})
+	})
+}
+
+// decodeLabelSelector reads a label selector (nil for null).
+func decodeLabelSelector(c *jsonCursor) *metav1.LabelSelector {
+	if c.null() {
+		return nil
+	}
+	sel := &metav1.LabelSelector{}
+	c.fields(func(key []byte) {
+		switch string(key) {
+		case "matchLabels":
+			sel.MatchLabels = c.strMap()
+		case "matchExpressions":
+			c.each(func() {
+				var req metav1.LabelSelectorRequirement
+				c.fields(func(key []byte) {
+					switch string(key) {
+					case "key":
+						req.Key = c.str()
+					case "operator":
+						req.Operator = metav1.LabelSelectorOperator(c.str())
+					case "values":
+						req.Values = c.strs()
+					}
+				})
+				sel.MatchExpressions = append(sel.MatchExpressions, req)
+			})
+		}
+	})
+	return sel
+}
+
+// jobCells is one job's row. NOTE: a Table written from the stored JSON
+// has only the fields decodeJobCells reads: read a new one here, read it
+// there.
 func jobCells(job *batchv1.Job, now time.Time) []any {
 	names, images := containerCells(job.Spec.Template.Spec.Containers)
 	return []any{
@@ -95,7 +193,7 @@ func jobCells(job *batchv1.Job, now time.Time) []any {
 		age(job.CreationTimestamp, now),
 		names,
 		images,
-		metav1.FormatLabelSelector(job.Spec.Selector),
+		formatLabelSelector(job.Spec.Selector),
 	}
 }
 

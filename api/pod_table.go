@@ -24,17 +24,183 @@ var podColumns = []metav1.TableColumnDefinition{
 	{Name: "Readiness Gates", Type: "string", Priority: 1, Description: corev1.PodSpec{}.SwaggerDoc()["readinessGates"]},
 }
 
-// podCellFields are the fields podCells reads (kube.FindContainer reads
-// the containers' names and the init containers' restartPolicy).
-var podCellFields = projection{
-	"metadata": {"name": nil, "creationTimestamp": nil, "deletionTimestamp": nil},
-	"spec": {"containers": {"name": nil}, "initContainers": {"name": nil, "restartPolicy": nil},
-		"ephemeralContainers": {"name": nil}, "nodeName": nil, "readinessGates": nil},
-	"status": {"phase": nil, "reason": nil, "conditions": nil, "podIP": nil, "nominatedNodeName": nil,
-		"containerStatuses": nil, "initContainerStatuses": nil},
+// decodePodCells reads into pod the fields podCells reads (kube.FindContainer
+// reads the containers' names and the init containers' restartPolicy), from
+// its stored JSON (TestStoredTableIsTheEncodedTable).
+func decodePodCells(c *jsonCursor, pod *corev1.Pod) {
+	c.fields(func(key []byte) {
+		switch string(key) {
+		case "metadata":
+			decodeCellMetadata(c, &pod.ObjectMeta)
+		case "spec":
+			decodePodCellSpec(c, &pod.Spec)
+		case "status":
+			decodePodCellStatus(c, &pod.Status)
+		}
+	})
 }
 
-// podCells is one pod's row.
+func decodePodCellSpec(c *jsonCursor, spec *corev1.PodSpec) {
+	c.fields(func(key []byte) {
+		switch string(key) {
+		case "containers":
+			c.each(func() {
+				var ct corev1.Container
+				c.fields(func(key []byte) {
+					if string(key) == "name" {
+						ct.Name = c.str()
+					}
+				})
+				spec.Containers = append(spec.Containers, ct)
+			})
+		case "initContainers":
+			c.each(func() {
+				var ct corev1.Container
+				c.fields(func(key []byte) {
+					switch string(key) {
+					case "name":
+						ct.Name = c.str()
+					case "restartPolicy":
+						if p := c.strp(); p != nil {
+							ct.RestartPolicy = (*corev1.ContainerRestartPolicy)(p)
+						}
+					}
+				})
+				spec.InitContainers = append(spec.InitContainers, ct)
+			})
+		case "ephemeralContainers":
+			c.each(func() {
+				var ec corev1.EphemeralContainer
+				c.fields(func(key []byte) {
+					if string(key) == "name" {
+						ec.Name = c.str()
+					}
+				})
+				spec.EphemeralContainers = append(spec.EphemeralContainers, ec)
+			})
+		case "nodeName":
+			spec.NodeName = c.str()
+		case "readinessGates":
+			c.each(func() {
+				var g corev1.PodReadinessGate
+				c.fields(func(key []byte) {
+					if string(key) == "conditionType" {
+						g.ConditionType = corev1.PodConditionType(c.str())
+					}
+				})
+				spec.ReadinessGates = append(spec.ReadinessGates, g)
+			})
+		}
+	})
+}
+
+func decodePodCellStatus(c *jsonCursor, status *corev1.PodStatus) {
+	c.fields(func(key []byte) {
+		switch string(key) {
+		case "phase":
+			status.Phase = corev1.PodPhase(c.str())
+		case "reason":
+			status.Reason = c.str()
+		case "podIP":
+			status.PodIP = c.str()
+		case "nominatedNodeName":
+			status.NominatedNodeName = c.str()
+		case "conditions":
+			c.each(func() {
+				var cond corev1.PodCondition
+				c.fields(func(key []byte) {
+					switch string(key) {
+					case "type":
+						cond.Type = corev1.PodConditionType(c.str())
+					case "status":
+						cond.Status = corev1.ConditionStatus(c.str())
+					case "reason":
+						cond.Reason = c.str()
+					}
+				})
+				status.Conditions = append(status.Conditions, cond)
+			})
+		case "containerStatuses":
+			status.ContainerStatuses = decodeCellContainerStatuses(c)
+		case "initContainerStatuses":
+			status.InitContainerStatuses = decodeCellContainerStatuses(c)
+		}
+	})
+}
+
+func decodeCellContainerStatuses(c *jsonCursor) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	c.each(func() {
+		var cs corev1.ContainerStatus
+		c.fields(func(key []byte) {
+			switch string(key) {
+			case "name":
+				cs.Name = c.str()
+			case "ready":
+				cs.Ready = c.boolean()
+			case "started":
+				cs.Started = c.boolp()
+			case "restartCount":
+				cs.RestartCount = c.int32()
+			case "state":
+				cs.State = decodeCellContainerState(c)
+			case "lastState":
+				cs.LastTerminationState = decodeCellContainerState(c)
+			}
+		})
+		out = append(out, cs)
+	})
+	return out
+}
+
+// decodeCellContainerState reads which state a container is in, the
+// waiting reason and how it terminated.
+func decodeCellContainerState(c *jsonCursor) corev1.ContainerState {
+	var st corev1.ContainerState
+	c.fields(func(key []byte) {
+		switch string(key) {
+		case "waiting":
+			if c.null() {
+				return
+			}
+			st.Waiting = &corev1.ContainerStateWaiting{}
+			c.fields(func(key []byte) {
+				if string(key) == "reason" {
+					st.Waiting.Reason = c.str()
+				}
+			})
+		case "running":
+			if c.null() {
+				return
+			}
+			st.Running = &corev1.ContainerStateRunning{}
+			c.skip()
+		case "terminated":
+			if c.null() {
+				return
+			}
+			t := &corev1.ContainerStateTerminated{}
+			c.fields(func(key []byte) {
+				switch string(key) {
+				case "exitCode":
+					t.ExitCode = c.int32()
+				case "signal":
+					t.Signal = c.int32()
+				case "reason":
+					t.Reason = c.str()
+				case "finishedAt":
+					t.FinishedAt = c.time()
+				}
+			})
+			st.Terminated = t
+		}
+	})
+	return st
+}
+
+// podCells is one pod's row. NOTE: a Table written from the stored JSON
+// has only the fields decodePodCells reads: read a new one here, read it
+// there.
 func podCells(pod *corev1.Pod, now time.Time) []any {
 	ready, total, restarts, lastRestart := podCounts(pod)
 	restartCell := strconv.Itoa(restarts)

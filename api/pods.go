@@ -31,7 +31,7 @@ var podResource = &resource{
 	fields:               podFields,
 	columns:              podColumns,
 	cells:                func(obj db.Object, now time.Time) []any { return podCells(obj.(*corev1.Pod), now) },
-	cellFields:           podCellFields,
+	decodeCells:          func(c *jsonCursor, obj db.Object) { decodePodCells(c, obj.(*corev1.Pod)) },
 	prepareCreate:        func(s *server, obj db.Object) { s.pods.PrepareForCreate(obj.(*corev1.Pod)) },
 	validateCreate:       validateAs(kube.ValidatePodCreate),
 	prepareUpdate:        prepareUpdateAs(kube.PreparePodForUpdate, kube.PreparePodForStatusUpdate),

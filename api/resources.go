@@ -63,9 +63,10 @@ type resource struct {
 	// columns and cells are the Table printer.
 	columns []metav1.TableColumnDefinition
 	cells   func(obj db.Object, now time.Time) []any
-	// cellFields, if set, are the fields cells reads: a Table of stored
-	// objects decodes only those (storedTableJSON).
-	cellFields projection
+	// decodeCells, if set, reads from an object's stored JSON the fields
+	// cells reads, into an empty object: a Table of stored objects decodes
+	// only those (storedTableJSON).
+	decodeCells func(c *jsonCursor, obj db.Object)
 	// prepareCreate defaults a new object (name, namespace, uid already set).
 	prepareCreate func(s *server, obj db.Object)
 	// validateCreate validates a defaulted new object.

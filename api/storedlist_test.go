@@ -3,9 +3,11 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,10 +61,11 @@ func TestStoredListIsTheEncodedList(t *testing.T) {
 				t.Fatal("nothing stored")
 			}
 			meta := metav1.ListMeta{ResourceVersion: "12", Continue: "token", RemainingItemCount: &remaining}
-			got, ok := storedListJSON(rs, items, meta)
+			body, ok := storedListJSON(rs, items, meta)
 			if !ok {
 				t.Fatal("not written from the stored JSON")
 			}
+			got := written(t, body)
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(rs.newList(objs, meta)); err != nil {
 				t.Fatal(err)
@@ -86,15 +89,27 @@ func TestStoredListIsTheEncodedList(t *testing.T) {
 	}
 }
 
+// written is what body writes.
+func written(t *testing.T, body io.WriterTo) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := body.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("writing the body: %d of %d bytes, %v", n, buf.Len(), err)
+	}
+	return buf.Bytes()
+}
+
 // TestStoredListOtherShapes: an item whose stored JSON has no uid where
 // the encoder puts it is decoded and encoded instead; a kind served
 // converted (events.k8s.io/v1) never takes the stored JSON.
 func TestStoredListOtherShapes(t *testing.T) {
 	items := []listed{{Stored: db.Stored{Name: "x", RV: 5, JSON: []byte(`{"metadata":{"name":"x","namespace":"default"},"spec":{}}`)}}}
-	got, ok := storedListJSON(jobResource, items, metav1.ListMeta{ResourceVersion: "5"})
+	body, ok := storedListJSON(jobResource, items, metav1.ListMeta{ResourceVersion: "5"})
 	if !ok {
 		t.Fatal("not written")
 	}
+	got := written(t, body)
 	want := `{"kind":"JobList","apiVersion":"batch/v1","metadata":{"resourceVersion":"5"},"items":[{` +
 		`"metadata":{"name":"x","namespace":"default","resourceVersion":"5"},"spec":{"template":{"metadata":{},"spec":{"containers":null}}},"status":{}}]}` + "\n"
 	if diff := cmp.Diff(want, string(got)); diff != "" {
@@ -134,7 +149,11 @@ func TestDecodeListedKeepsOrder(t *testing.T) {
 // TestStoredTableIsTheEncodedTable: a Table written from the stored JSON
 // (the cells' fields decoded alone, the metadata copied) is, byte for byte,
 // the Table of the decoded objects as writeJSON encodes it, for Jobs and
-// pods with every field their cells read, with and without row objects.
+// pods with every field their cells read (Jobs complete, failed, suspended,
+// running, indexed, with selector expressions; pods pending, running,
+// initializing, failed, terminating; unicode and escaped strings), with and
+// without row objects. TestDecodeJobCells and TestDecodePodCells try more
+// objects than the API lets a test create.
 func TestStoredTableIsTheEncodedTable(t *testing.T) {
 	ts := newTestServer(t)
 	for _, req := range []struct{ path, body string }{
@@ -143,6 +162,12 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"b"},"spec":{"completions":3,"parallelism":2,"template":{"spec":{"restartPolicy":"OnFailure",
 			"containers":[{"name":"c","image":"busybox:1.35"},{"name":"d","image":"busybox:1.36"}]}}}}`},
 		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"c"},"spec":{"parallelism":4,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35"}]}}}}`},
+		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"indexed"},"spec":{"completionMode":"Indexed","completions":2,"parallelism":2,
+			"backoffLimitPerIndex":1,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"registry.example/ünï/cødé:1.35"}]}}}}`},
+		{"/apis/batch/v1/namespaces/default/jobs", `{"metadata":{"name":"expressions"},"spec":{"manualSelector":true,
+			"selector":{"matchLabels":{"app":"e"},"matchExpressions":[{"key":"tier","operator":"In","values":["b","a"]},{"key":"gpu","operator":"DoesNotExist"}]},
+			"template":{"metadata":{"labels":{"app":"e","tier":"a"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35"}]}}}}`},
+		{"/api/v1/namespaces/default/pods", `{"metadata":{"name":"failed"},"spec":{"containers":[{"name":"a","image":"busybox:1.35"},{"name":"b","image":"busybox:1.35"}]}}`},
 		{"/api/v1/namespaces/default/pods", `{"metadata":{"name":"running"},"spec":{"nodeName":"node","readinessGates":[{"conditionType":"example.com/gate"}],
 			"containers":[{"name":"a","image":"busybox:1.35"},{"name":"b","image":"busybox:1.35"}]}}`},
 		{"/api/v1/namespaces/default/pods", `{"metadata":{"name":"initializing"},"spec":{"initContainers":[{"name":"i","image":"busybox:1.35"},
@@ -157,6 +182,11 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 		{"/apis/batch/v1/namespaces/default/jobs/b/status", `{"status":{"startTime":"2026-11-25T08:00:00Z","completionTime":"2026-11-25T08:01:30Z","succeeded":3,
 			"conditions":[{"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]}}`},
 		{"/apis/batch/v1/namespaces/default/jobs/c/status", `{"status":{"startTime":"2026-11-25T08:00:00Z","active":4}}`},
+		{"/apis/batch/v1/namespaces/default/jobs/expressions/status", `{"status":{"startTime":"2026-11-25T08:00:00Z","failed":1,
+			"conditions":[{"type":"FailureTarget","status":"True","reason":"BackoffLimitExceeded","message":"<&> \"quoted\" ünï"},{"type":"Failed","status":"True"}]}}`},
+		{"/api/v1/namespaces/default/pods/failed/status", `{"status":{"phase":"Failed","reason":"","message":"ünï <&>",
+			"containerStatuses":[{"name":"a","ready":false,"restartCount":0,"image":"busybox:1.35","imageID":"","state":{"terminated":{"exitCode":137,"signal":9,"startedAt":"2026-11-25T08:00:00Z","finishedAt":"2026-11-25T08:00:01Z"}}},
+			{"name":"b","ready":false,"restartCount":0,"image":"busybox:1.35","imageID":"","state":{"terminated":{"exitCode":0,"reason":"Completed","startedAt":"2026-11-25T08:00:00Z","finishedAt":"2026-11-25T08:00:01Z"}}}]}}`},
 		{"/api/v1/namespaces/default/pods/running/status", `{"status":{"phase":"Running","podIP":"10.88.0.5","nominatedNodeName":"other",
 			"conditions":[{"type":"Ready","status":"True"},{"type":"example.com/gate","status":"True"}],
 			"containerStatuses":[{"name":"a","ready":true,"restartCount":2,"image":"busybox:1.35","imageID":"","state":{"running":{"startedAt":"2026-11-25T08:00:00Z"}},
@@ -187,16 +217,17 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if len(items) != 3 {
-			t.Fatalf("%d %s stored, want 3", len(items), name)
+		if len(items) != 5 && len(items) != 4 {
+			t.Fatalf("%d %s stored, want 5 jobs or 4 pods", len(items), name)
 		}
 		for _, include := range []string{"", "Metadata", "None"} {
 			t.Run(name+"/includeObject="+include, func(t *testing.T) {
 				meta := metav1.ListMeta{ResourceVersion: "12"}
-				got, ok, err := storedTableJSON(rs, "v1", include, items, meta, now)
+				body, ok, err := storedTableJSON(rs, "v1", include, items, meta, now)
 				if err != nil || !ok {
 					t.Fatalf("not written from the stored JSON: %v", err)
 				}
+				got := written(t, body)
 				r := httptest.NewRequest(http.MethodGet, "/?includeObject="+include, nil)
 				table := rs.table(r, "v1", objs, meta)
 				for i := range table.Rows { // the same clock for the age cells
@@ -217,31 +248,40 @@ func TestStoredTableIsTheEncodedTable(t *testing.T) {
 	}
 }
 
-func TestProject(t *testing.T) {
-	p := projection{"a": nil, "b": {"c": nil, "d": {"e": nil}}, "l": {"n": nil}}
-	tests := map[string]struct{ in, want string }{
-		"fields kept and dropped": {`{"a":[1,{"x":"]}"}],"z":{"q":"\"}"},"b":{"y":1,"c":"s\"x","d":{"e":null,"f":2}}}`,
-			`{"a":[1,{"x":"]}"}],"b":{"c":"s\"x","d":{"e":null}}}`},
-		"a wanted object given another value": {`{"b":null,"a":true}`, `{"b":null,"a":true}`},
-		"spaces":                              {` { "a" : 1 , "z" : [ ] } `, `{"a":1}`},
-		"nothing wanted":                      {`{"z":1}`, `{}`},
-		"an escaped backslash ends a string":  {`{"z":"x\\","a":"y\\\"\\"}`, `{"a":"y\\\"\\"}`},
-		"each object of an array":             {`{"l":[{"n":1,"m":2},{"m":3},[4],5]}`, `{"l":[{"n":1},{},[4],5]}`},
+// TestStoredListResponses: a list and a Table written from the stored JSON
+// reach the client whole, as JSON, compact or indented (?pretty), larger
+// than the response's buffer.
+func TestStoredListResponses(t *testing.T) {
+	ts := newTestServer(t)
+	for i := range 40 {
+		body := `{"metadata":{"name":"job-` + strconv.Itoa(i) + `","annotations":{"pad":"` + strings.Repeat("x", 2000) + `"}},` +
+			`"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.35"}]}}}}`
+		if resp := ts.do(t, http.MethodPost, "/apis/batch/v1/namespaces/default/jobs", body); resp.code != http.StatusCreated {
+			t.Fatalf("creating a Job: %d %s", resp.code, resp.body)
+		}
 	}
-	for name, tc := range tests {
+	for name, accept := range map[string]string{"list": "application/json", "table": "application/json;as=Table;v=v1;g=meta.k8s.io"} {
 		t.Run(name, func(t *testing.T) {
-			got, err := project(nil, []byte(tc.in), p)
-			if err != nil {
+			compact := ts.do(t, http.MethodGet, "/apis/batch/v1/namespaces/default/jobs", "", "Accept: "+accept)
+			pretty := ts.do(t, http.MethodGet, "/apis/batch/v1/namespaces/default/jobs?pretty=true", "", "Accept: "+accept)
+			for _, resp := range []response{compact, pretty} {
+				if resp.code != http.StatusOK || resp.header.Get("Content-Type") != "application/json" {
+					t.Fatalf("%d %s", resp.code, resp.header.Get("Content-Type"))
+				}
+			}
+			var list struct {
+				Items, Rows []json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(compact.body), &list); err != nil || len(list.Items)+len(list.Rows) != 40 {
+				t.Fatalf("%d items, %d rows: %v", len(list.Items), len(list.Rows), err)
+			}
+			var indented bytes.Buffer
+			if err := json.Indent(&indented, []byte(compact.body), "", "  "); err != nil {
 				t.Fatal(err)
 			}
-			if string(got) != tc.want {
-				t.Errorf("got %s, want %s", got, tc.want)
+			if indented.String() != pretty.body || strings.Count(pretty.body, "\n") < 100 {
+				t.Errorf("?pretty=true is not the list indented:\n%.400s", pretty.body)
 			}
 		})
-	}
-	for _, bad := range []string{`[1]`, `{"a":1`, `{"a":"x}`, `{"a"}`, `{"l":[{"n":1}`} {
-		if _, err := project(nil, []byte(bad), p); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
 	}
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -11,7 +12,9 @@ import (
 // transaction: its namespace and name, its resourceVersion and its stored
 // JSON (without apiVersion, kind and resourceVersion; see the package doc).
 // A list that only passes objects on (the API's JSON lists) need not decode
-// them: decoding and re-encoding is most of a large list's cost.
+// them: decoding and re-encoding is most of a large list's cost. The items
+// of one list share two allocations (ListStoredAt): what outlives the list
+// is copied, not kept.
 type Stored struct {
 	Namespace, Name string
 	RV              uint64
@@ -39,7 +42,12 @@ func (tx *Tx) ListStoredAt(r Resource, namespace string, sel labels.Selector, rv
 			return nil, err
 		}
 	}
-	out := make([]Stored, 0, len(values))
+	type hit struct {
+		key, data []byte
+		rv        uint64
+	}
+	hits := make([]hit, 0, len(values))
+	keySize, dataSize := 0, 0
 	for _, kv := range values {
 		objRV, data, err := splitObjectValue(kv.value)
 		if err != nil {
@@ -49,11 +57,32 @@ func (tx *Tx) ListStoredAt(r Resource, namespace string, sel labels.Selector, rv
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: key %q: %w", r.Name, kv.key, err)
 		}
-		if !ok {
-			continue
+		if ok {
+			hits = append(hits, hit{kv.key, data, objRV})
+			keySize += len(kv.key)
+			dataSize += len(data)
 		}
-		ns, name, _ := bytes.Cut(kv.key, []byte(keySeparator))
-		out = append(out, Stored{Namespace: string(ns), Name: string(name), RV: objRV, JSON: bytes.Clone(data)})
+	}
+	// NOTE: the copies out of the transaction are two allocations, not
+	// three per object (a list of 10000 Jobs made 30000 for 24 MB): one
+	// string of all the keys, one buffer of all the JSON, each object's
+	// JSON capped at its end so that appending to one never writes over the
+	// next.
+	var keys strings.Builder
+	keys.Grow(keySize)
+	for _, h := range hits {
+		keys.Write(h.key)
+	}
+	allKeys := keys.String()
+	buf := make([]byte, 0, dataSize)
+	out := make([]Stored, len(hits))
+	for i, h := range hits {
+		key := allKeys[:len(h.key)]
+		allKeys = allKeys[len(h.key):]
+		ns, name, _ := strings.Cut(key, keySeparator)
+		start := len(buf)
+		buf = append(buf, h.data...)
+		out[i] = Stored{Namespace: ns, Name: name, RV: h.rv, JSON: buf[start:len(buf):len(buf)]}
 	}
 	return out, nil
 }
