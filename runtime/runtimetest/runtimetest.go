@@ -147,6 +147,9 @@ func (e *Env) importImage(ctx context.Context, path string) error {
 func (e *Env) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if e.proc == nil { // a Restart whose start failed: nothing answers to remove the containers
+		return errors.Join(errors.New("containerd was not running (a restart failed)"), os.RemoveAll(e.sockDir))
+	}
 	errs := []error{e.removeAll(ctx)}
 	errs = append(errs, e.proc.Stop(ctx), os.RemoveAll(e.sockDir))
 	return errors.Join(errs...)
