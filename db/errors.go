@@ -20,6 +20,9 @@ var (
 	// ErrTooSlow ends a watch whose consumer fell so far behind that its
 	// queue passed the limit (see WithWatchQueueLimit); the consumer should relist.
 	ErrTooSlow = errors.New("watcher too slow")
+	// ErrReadOnly: a change was attempted in a read transaction (in
+	// Store.Reconcile's first pass, the sign that fn must run in a write).
+	ErrReadOnly = errors.New("change in a read-only transaction")
 	// ErrUnchanged is returned by a Modify callback that decided not to write.
 	ErrUnchanged = errors.New("unchanged")
 	// ErrNoSpace: the disk holding the store is full (ENOSPC) or its quota

@@ -208,6 +208,34 @@ func (s *Store) Write(fn func(tx *Tx) error) error {
 	return err
 }
 
+// Reconcile is Write for a callback that often finds nothing to change (a
+// controller's sync): fn runs first in a read transaction, which neither
+// waits for nor holds the single writer. There, any change fn attempts
+// fails with ErrReadOnly; fn then runs again in a write transaction, on the
+// state as it is then. If fn attempted no change, what it returned is
+// returned (its nil or its error), and no write transaction is opened.
+//
+// fn may therefore run twice: it must start by resetting whatever it
+// records outside tx, and must not act outside the store before its last
+// change is attempted. The read pass sees a snapshot that a concurrent
+// write may have overtaken; a controller that resyncs on every committed
+// change (it watches them) decides on such a snapshot safely, as
+// Kubernetes' controllers decide on their informers' caches.
+func (s *Store) Reconcile(fn func(tx *Tx) error) error {
+	attempted := false
+	err := s.Read(func(tx *Tx) error {
+		err := fn(tx)
+		// NOTE: checked whatever fn returned, so that a callback that
+		// ignores a write's error still gets its write.
+		attempted = tx.changeAttempted
+		return err
+	})
+	if !attempted {
+		return err
+	}
+	return s.Write(fn)
+}
+
 // errNothingWritten rolls back a Write whose callback changed nothing.
 var errNothingWritten = errors.New("nothing written")
 

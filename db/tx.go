@@ -16,6 +16,8 @@ type Tx struct {
 	// this transaction assigned.
 	rv     uint64
 	events []Event
+	// changeAttempted is set by a change tried in a read transaction.
+	changeAttempted bool
 }
 
 func newTx(btx *bbolt.Tx) *Tx {
@@ -33,8 +35,21 @@ func (tx *Tx) bucket(r Resource) *bbolt.Bucket {
 	return tx.btx.Bucket(bucketObjects).Bucket([]byte(r.Name))
 }
 
+// checkWritable fails a change in a read transaction with ErrReadOnly,
+// and remembers that one was attempted (see Store.Reconcile).
+func (tx *Tx) checkWritable() error {
+	if tx.btx.Writable() {
+		return nil
+	}
+	tx.changeAttempted = true
+	return ErrReadOnly
+}
+
 // writableBucket is r's object bucket, created on first use.
 func (tx *Tx) writableBucket(r Resource) (*bbolt.Bucket, error) {
+	if err := tx.checkWritable(); err != nil {
+		return nil, err
+	}
 	if b := tx.bucket(r); b != nil {
 		return b, nil
 	}

@@ -222,6 +222,9 @@ func markDeleting(obj Object, grace int64) bool {
 // record stores obj (Added or Modified) under a new resourceVersion, logs the
 // change and queues its event.
 func (tx *Tx) record(r Resource, b *bbolt.Bucket, typ watch.EventType, obj Object, data []byte) error {
+	if err := tx.checkWritable(); err != nil {
+		return err
+	}
 	rv := tx.rv + 1
 	key := objectKey(obj.GetNamespace(), obj.GetName())
 	prev := bytes.Clone(b.Get(key))
@@ -234,6 +237,9 @@ func (tx *Tx) record(r Resource, b *bbolt.Bucket, typ watch.EventType, obj Objec
 // remove deletes obj under a new resourceVersion, logs the change (with obj
 // as it was last) and queues its Deleted event.
 func (tx *Tx) remove(r Resource, b *bbolt.Bucket, obj Object) error {
+	if err := tx.checkWritable(); err != nil {
+		return err
+	}
 	rv := tx.rv + 1
 	key := objectKey(obj.GetNamespace(), obj.GetName())
 	prev := bytes.Clone(b.Get(key))
