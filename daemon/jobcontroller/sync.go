@@ -44,11 +44,16 @@ type syncResult struct {
 // pods, decide, then create and delete pods, remove the tracking finalizers
 // of counted pods and write the status — all committed together, so a crash
 // can neither lose nor double-count a pod.
+//
+// NOTE: the sync runs first in a read transaction (Store.Reconcile), and in
+// a write one only if it has something to write: most syncs, such as the
+// one that follows the controller's own status write, change nothing and
+// need not wait for nor hold the store's single writer.
 func (c *Controller) syncJob(ctx context.Context, key jobKey) (retErr error) {
 	start := c.clock.Now()
 	var res syncResult
 	defer func() { c.cfg.Metrics.observeSync(res, start, c.clock.Now(), retErr) }()
-	err := c.store.Write(func(tx *db.Tx) error {
+	err := c.store.Reconcile(func(tx *db.Tx) error {
 		res = syncResult{}
 		return c.syncInTx(tx, key, &res)
 	})
