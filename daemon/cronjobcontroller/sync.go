@@ -29,7 +29,7 @@ func (c *Controller) sync(_ context.Context, k key) (*time.Duration, error) {
 		cj      *batchv1.CronJob
 		created *batchv1.Job
 	)
-	err := c.cfg.Store.Write(func(tx *db.Tx) error {
+	err := c.cfg.Store.Reconcile(func(tx *db.Tx) error {
 		after, syncErr, events, cj, created = nil, nil, nil, nil, nil
 		stored, err := db.Find[*batchv1.CronJob](tx, db.CronJobs, k.namespace, k.name)
 		if err != nil {

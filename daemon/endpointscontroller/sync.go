@@ -20,7 +20,7 @@ var errNothing = errors.New("nothing to do")
 // sync brings the Service's Endpoints and EndpointSlices up to date with
 // its pods, in one transaction.
 func (c *Controller) sync(k serviceKey) error {
-	err := c.store.Write(func(tx *db.Tx) error {
+	err := c.store.Reconcile(func(tx *db.Tx) error {
 		changed, err := syncService(tx, k)
 		if err == nil && !changed {
 			return errNothing

@@ -120,7 +120,8 @@ func (c *Collector) sync(ctx context.Context, it item) error {
 // collectPod deletes the pod if every owner it names is gone.
 func (c *Collector) collectPod(ctx context.Context, namespace, name string) error {
 	var deleted bool
-	err := c.store.Write(func(tx *db.Tx) error {
+	err := c.store.Reconcile(func(tx *db.Tx) error {
+		deleted = false
 		p, err := getPod(tx, namespace, name)
 		if err != nil {
 			return err
@@ -158,7 +159,8 @@ func (c *Collector) collectPod(ctx context.Context, namespace, name string) erro
 // foregroundDeletion finalizer, which lets the store delete the Job.
 func (c *Collector) advanceForeground(ctx context.Context, namespace, name string) error {
 	var finalized bool
-	err := c.store.Write(func(tx *db.Tx) error {
+	err := c.store.Reconcile(func(tx *db.Tx) error {
+		finalized = false
 		job, err := getJob(tx, namespace, name)
 		if err != nil {
 			return err

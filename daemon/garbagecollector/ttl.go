@@ -47,7 +47,8 @@ func (c *Collector) scheduleTTL(job *batchv1.Job) {
 // deletionTimestamp, its pods go, then the Job.
 func (c *Collector) expireJob(ctx context.Context, namespace, name string) error {
 	var deleted bool
-	err := c.store.Write(func(tx *db.Tx) error {
+	err := c.store.Reconcile(func(tx *db.Tx) error {
+		deleted = false
 		job, err := getJob(tx, namespace, name)
 		if err != nil {
 			return err
