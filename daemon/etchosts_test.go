@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -93,4 +94,42 @@ func TestEtcHostsManaged(t *testing.T) {
 func podLogOf(t *testing.T, s *skiffd, pod, container string) string {
 	t.Helper()
 	return readLog(t, s, pod, &corev1.PodLogOptions{Container: container})
+}
+
+// TestEtcHostname: a container reads its pod's hostname in /etc/hostname,
+// as containerd CRI mounts it (the busybox image has no such file of its
+// own); a hostNetwork pod reads the node's, and a read-only root file
+// system keeps the file read-only.
+func TestEtcHostname(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	node, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `cat /etc/hostname; (echo x >> /etc/hostname) 2>/dev/null && echo writable || echo read-only`
+	own := shPod("own-net", corev1.RestartPolicyNever, script)
+	own.Spec.Hostname = "named-host"
+	hostNet := shPod("host-net", corev1.RestartPolicyNever, script)
+	hostNet.Spec.HostNetwork = true
+	readOnly := shPod("read-only", corev1.RestartPolicyNever, script)
+	readOnly.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true)}
+	want := map[string]string{
+		"own-net":   "named-host\nwritable\n",
+		"host-net":  node + "\nwritable\n",
+		"read-only": "read-only\nread-only\n",
+	}
+	for _, p := range []*corev1.Pod{own, hostNet, readOnly} {
+		if _, err := s.client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, w := range want {
+		waitPod(t, s.client, name, 2*time.Minute, "succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+		if got := readLog(t, s, name, &corev1.PodLogOptions{}); got != w {
+			t.Errorf("pod %s printed %q, want %q", name, got, w)
+		}
+	}
 }

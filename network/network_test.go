@@ -84,13 +84,20 @@ func TestHostNetworkSandbox(t *testing.T) {
 		IP:             "192.0.2.2",
 		HostsPath:      filepath.Join(n.cfg.DataDir, "pods", "u1", "hosts"),
 		ResolvConfPath: filepath.Join(n.cfg.DataDir, "pods", "u1", "resolv.conf"),
+		HostnamePath:   filepath.Join(n.cfg.DataDir, "pods", "u1", "hostname"),
 	}
 	if diff := cmp.Diff(want, sb); diff != "" {
 		t.Errorf("Setup (-want,+got):\n%s", diff)
 	}
+	node, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]string{
 		sb.HostsPath:      "# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n",
 		sb.ResolvConfPath: "search corp.example\nnameserver 127.0.0.53\nnameserver 10.255.255.53\n",
+		// The node's name, not the pod's: a hostNetwork sandbox has none.
+		sb.HostnamePath: node + "\n",
 	}
 	for path, want := range files {
 		got, err := os.ReadFile(path)

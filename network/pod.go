@@ -40,4 +40,7 @@ type Sandbox struct {
 	// /etc/hosts and /etc/resolv.conf.
 	HostsPath      string
 	ResolvConfPath string
+	// HostnamePath is the file to bind-mount at /etc/hostname; "" for a
+	// sandbox set up by a skiffd that wrote none (it is kept, not redone).
+	HostnamePath string
 }

@@ -148,8 +148,8 @@ func podIP(res *gocni.Result) (string, error) {
 	return "", errors.New("setting up pod network: CNI gave eth0 no IPv4 address")
 }
 
-// writeFiles writes the pod's hosts and resolv.conf, readable by any user
-// of the pod's containers.
+// writeFiles writes the pod's hosts, resolv.conf and hostname, readable by
+// any user of the pod's containers.
 func (n *Network) writeFiles(pod Pod, ip string) error {
 	var hostHosts []byte
 	if pod.HostNetwork {
@@ -173,6 +173,18 @@ func (n *Network) writeFiles(pod Pod, ip string) error {
 	}
 	if err := writeFileAtomic(filepath.Join(dir, "resolv.conf"), podResolvConf(pod, host, clusterDNS{server: n.cfg.ClusterDNS, domain: n.cfg.ClusterDomain}).bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing resolv.conf: %w", err)
+	}
+	// NOTE: as containerd CRI writes a sandbox's hostname file: the pod's
+	// hostname, or the node's for a hostNetwork pod (the kubelet gives
+	// such a sandbox no hostname).
+	hostname := pod.Hostname
+	if pod.HostNetwork {
+		if hostname, err = os.Hostname(); err != nil {
+			return fmt.Errorf("reading the node's hostname: %w", err)
+		}
+	}
+	if err := writeFileAtomic(filepath.Join(dir, "hostname"), []byte(hostname+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing hostname file: %w", err)
 	}
 	return nil
 }

@@ -51,12 +51,23 @@ func (n *Network) writeState(uid string, st state) error {
 }
 
 func (n *Network) sandbox(uid string, st state) Sandbox {
-	return Sandbox{
+	sb := Sandbox{
 		NetNSPath:      st.NetNSPath,
 		IP:             st.IP,
 		HostsPath:      filepath.Join(n.podDir(uid), "hosts"),
 		ResolvConfPath: filepath.Join(n.podDir(uid), "resolv.conf"),
 	}
+	// NOTE: a sandbox an older skiffd set up has no hostname file; its
+	// containers go on without /etc/hostname rather than fail to mount it.
+	if hostname := filepath.Join(n.podDir(uid), "hostname"); fileExists(hostname) {
+		sb.HostnamePath = hostname
+	}
+	return sb
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // Find returns the pod's sandbox if Setup completed it and its network

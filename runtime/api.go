@@ -87,6 +87,9 @@ type ContainerConfig struct {
 	// /etc/resolv.conf; "" = the host's files (read-only).
 	HostsPath      string
 	ResolvConfPath string
+	// HostnamePath is bind-mounted at /etc/hostname, as containerd CRI
+	// mounts the sandbox's hostname file; "" = the image's own.
+	HostnamePath string
 	// PIDNSPath joins another process's PID namespace (ephemeral containers
 	// with a target, shareProcessNamespace); "" = its own.
 	PIDNSPath string

@@ -29,7 +29,7 @@ func specOpts(cfg ContainerConfig, img ocispec.ImageConfig) []oci.SpecOpts {
 		withWorkingDir(img.WorkingDir, cfg.WorkingDir),
 		withUser(cfg.User, img.User),
 		withNetwork(cfg.NetNSPath),
-		withEtcFiles(cfg.HostsPath, cfg.ResolvConfPath, cfg.ReadOnlyRootfs),
+		withEtcFiles(cfg.HostsPath, cfg.ResolvConfPath, cfg.HostnamePath, cfg.ReadOnlyRootfs),
 		withPIDNamespace(cfg.PIDNSPath),
 		withHostname(cfg.Hostname),
 		withCgroupMount,

@@ -34,7 +34,7 @@ func withPIDNamespace(path string) oci.SpecOpts {
 //
 // NOTE: containerd CRI mounts the pod's hosts and resolv.conf files
 // read-only exactly when readOnlyRootFilesystem is set.
-func withEtcFiles(hostsPath, resolvConfPath string, readOnlyRootfs bool) oci.SpecOpts {
+func withEtcFiles(hostsPath, resolvConfPath, hostnamePath string, readOnlyRootfs bool) oci.SpecOpts {
 	mode := "rw"
 	if readOnlyRootfs {
 		mode = "ro"
@@ -46,7 +46,11 @@ func withEtcFiles(hostsPath, resolvConfPath string, readOnlyRootfs bool) oci.Spe
 		return specs.Mount{Destination: dest, Type: "bind", Source: source, Options: []string{"rbind", mode}}
 	}
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		for _, m := range []specs.Mount{file("/etc/resolv.conf", resolvConfPath), file("/etc/hosts", hostsPath)} {
+		mounts := []specs.Mount{file("/etc/resolv.conf", resolvConfPath), file("/etc/hosts", hostsPath)}
+		if hostnamePath != "" {
+			mounts = append(mounts, file("/etc/hostname", hostnamePath))
+		}
+		for _, m := range mounts {
 			s.Mounts = append(withoutDestination(s.Mounts, m.Destination), m)
 		}
 		return nil

@@ -72,9 +72,9 @@ func TestWithEtcFiles(t *testing.T) {
 		{Destination: "/etc/hosts", Type: "bind", Source: "/etc/hosts", Options: []string{"rbind", "ro"}},
 	}
 	tests := map[string]struct {
-		hosts, resolv string
-		readOnlyRoot  bool
-		want          []specs.Mount
+		hosts, resolv, hostname string
+		readOnlyRoot            bool
+		want                    []specs.Mount
 	}{
 		"host's files read-only": {want: hostFiles},
 		"pod's files writable": {hosts: "/pods/u/hosts", resolv: "/pods/u/resolv.conf", want: []specs.Mount{
@@ -85,10 +85,17 @@ func TestWithEtcFiles(t *testing.T) {
 			hostFiles[0],
 			{Destination: "/etc/hosts", Type: "bind", Source: "/pods/u/hosts", Options: []string{"rbind", "ro"}},
 		}},
+		"pod's hostname file": {hosts: "/pods/u/hosts", resolv: "/pods/u/resolv.conf", hostname: "/pods/u/hostname", want: []specs.Mount{
+			{Destination: "/etc/resolv.conf", Type: "bind", Source: "/pods/u/resolv.conf", Options: []string{"rbind", "rw"}},
+			{Destination: "/etc/hosts", Type: "bind", Source: "/pods/u/hosts", Options: []string{"rbind", "rw"}},
+			{Destination: "/etc/hostname", Type: "bind", Source: "/pods/u/hostname", Options: []string{"rbind", "rw"}},
+		}},
+		"pod's hostname file with a read-only root": {hostname: "/pods/u/hostname", readOnlyRoot: true, want: append(append([]specs.Mount{}, hostFiles...),
+			specs.Mount{Destination: "/etc/hostname", Type: "bind", Source: "/pods/u/hostname", Options: []string{"rbind", "ro"}})},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, err := applyToEmpty(t, withEtcFiles(tc.hosts, tc.resolv, tc.readOnlyRoot))
+			s, err := applyToEmpty(t, withEtcFiles(tc.hosts, tc.resolv, tc.hostname, tc.readOnlyRoot))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,10 +103,10 @@ func TestWithEtcFiles(t *testing.T) {
 				t.Errorf("mounts (-want,+got):\n%s", diff)
 			}
 			// Applying twice does not mount twice.
-			if err := withEtcFiles(tc.hosts, tc.resolv, tc.readOnlyRoot)(context.Background(), nil, &containers.Container{}, s); err != nil {
+			if err := withEtcFiles(tc.hosts, tc.resolv, tc.hostname, tc.readOnlyRoot)(context.Background(), nil, &containers.Container{}, s); err != nil {
 				t.Fatal(err)
 			}
-			if len(s.Mounts) != 2 {
+			if len(s.Mounts) != len(tc.want) {
 				t.Errorf("after a second apply: %v", s.Mounts)
 			}
 		})

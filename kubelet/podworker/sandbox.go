@@ -147,6 +147,7 @@ func applySandbox(cfg *runtime.ContainerConfig, sb *network.Sandbox) {
 	cfg.NetNSPath = sb.NetNSPath
 	cfg.HostsPath = sb.HostsPath
 	cfg.ResolvConfPath = sb.ResolvConfPath
+	cfg.HostnamePath = sb.HostnamePath
 	if cfg.NetNSPath == "" {
 		// NOTE: a hostNetwork pod sees the node's hostname (containerd CRI
 		// shares the host's UTS namespace with it).

@@ -141,8 +141,8 @@ func (fakeNetwork) Teardown(context.Context, string) error { return nil }
 func (fakeNetwork) List() ([]string, error)                { return nil, nil }
 
 func TestApplySandbox(t *testing.T) {
-	own := network.Sandbox{NetNSPath: "/n/netns/u1/cni-1", IP: "10.88.0.7", HostsPath: "/n/pods/u1/hosts", ResolvConfPath: "/n/pods/u1/resolv.conf"}
-	hostNet := network.Sandbox{IP: "192.0.2.2", HostsPath: "/n/pods/u2/hosts", ResolvConfPath: "/n/pods/u2/resolv.conf"}
+	own := network.Sandbox{NetNSPath: "/n/netns/u1/cni-1", IP: "10.88.0.7", HostsPath: "/n/pods/u1/hosts", ResolvConfPath: "/n/pods/u1/resolv.conf", HostnamePath: "/n/pods/u1/hostname"}
+	hostNet := network.Sandbox{IP: "192.0.2.2", HostsPath: "/n/pods/u2/hosts", ResolvConfPath: "/n/pods/u2/resolv.conf", HostnamePath: "/n/pods/u2/hostname"}
 	tests := map[string]struct {
 		net     Network
 		sandbox network.Sandbox
@@ -153,11 +153,11 @@ func TestApplySandbox(t *testing.T) {
 		},
 		"own network": {
 			net: fakeNetwork{}, sandbox: own,
-			want: runtime.ContainerConfig{Hostname: "p", NetNSPath: own.NetNSPath, HostsPath: own.HostsPath, ResolvConfPath: own.ResolvConfPath},
+			want: runtime.ContainerConfig{Hostname: "p", NetNSPath: own.NetNSPath, HostsPath: own.HostsPath, ResolvConfPath: own.ResolvConfPath, HostnamePath: own.HostnamePath},
 		},
 		"host network: the node's hostname": {
 			net: fakeNetwork{}, sandbox: hostNet,
-			want: runtime.ContainerConfig{HostsPath: hostNet.HostsPath, ResolvConfPath: hostNet.ResolvConfPath},
+			want: runtime.ContainerConfig{HostsPath: hostNet.HostsPath, ResolvConfPath: hostNet.ResolvConfPath, HostnamePath: hostNet.HostnamePath},
 		},
 	}
 	for name, tc := range tests {
