@@ -290,6 +290,12 @@ func TestPortForwardWebSocket(t *testing.T) {
 						got.Write(msg[1:])
 					}
 					if len(msg) > 1 && msg[0] == 1 {
+						// A running container's server may not listen yet
+						// (the host network's httpd was refused once in CI):
+						// the kubelet's words for that, then try again.
+						if strings.Contains(string(msg[1:]), "connect: connection refused") {
+							return false, nil
+						}
 						return false, fmt.Errorf("error channel: %s", msg[1:])
 					}
 				}
