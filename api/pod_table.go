@@ -45,13 +45,7 @@ func decodePodCellSpec(c *jsonCursor, spec *corev1.PodSpec) {
 		switch string(key) {
 		case "containers":
 			c.each(func() {
-				var ct corev1.Container
-				c.fields(func(key []byte) {
-					if string(key) == "name" {
-						ct.Name = c.str()
-					}
-				})
-				spec.Containers = append(spec.Containers, ct)
+				spec.Containers = append(spec.Containers, corev1.Container{Name: decodeName(c)})
 			})
 		case "initContainers":
 			c.each(func() {
@@ -71,11 +65,7 @@ func decodePodCellSpec(c *jsonCursor, spec *corev1.PodSpec) {
 		case "ephemeralContainers":
 			c.each(func() {
 				var ec corev1.EphemeralContainer
-				c.fields(func(key []byte) {
-					if string(key) == "name" {
-						ec.Name = c.str()
-					}
-				})
+				ec.Name = decodeName(c)
 				spec.EphemeralContainers = append(spec.EphemeralContainers, ec)
 			})
 		case "nodeName":
@@ -92,6 +82,16 @@ func decodePodCellSpec(c *jsonCursor, spec *corev1.PodSpec) {
 			})
 		}
 	})
+}
+
+// decodeName reads an object's "name" field and skips the rest.
+func decodeName(c *jsonCursor) (name string) {
+	c.fields(func(key []byte) {
+		if string(key) == "name" {
+			name = c.str()
+		}
+	})
+	return name
 }
 
 func decodePodCellStatus(c *jsonCursor, status *corev1.PodStatus) {
