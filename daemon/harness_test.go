@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -270,26 +271,15 @@ func (s *skiffd) cleanup() {
 	}
 }
 
-// mountsUnder lists the mount points below dir, deepest first, from
-// /proc/self/mountinfo (its fifth field, octal escapes undone).
+// mountsUnder lists the mount points below dir, deepest first.
 func mountsUnder(dir string) []string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
 	if err != nil {
 		return nil
 	}
-	var found []string
-	for _, line := range strings.Split(string(b), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) < 5 {
-			continue
-		}
-		m, err := strconv.Unquote(`"` + strings.ReplaceAll(fields[4], `"`, `\"`) + `"`)
-		if err != nil {
-			m = fields[4]
-		}
-		if strings.HasPrefix(m, dir+"/") {
-			found = append(found, m)
-		}
+	found := make([]string, 0, len(mounts))
+	for _, m := range mounts {
+		found = append(found, m.Mountpoint)
 	}
 	sort.Slice(found, func(i, j int) bool { return len(found[i]) > len(found[j]) })
 	return found
