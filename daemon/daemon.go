@@ -91,6 +91,10 @@ type Config struct {
 	// RuntimeHandlers map RuntimeClass handlers to containerd runtimes
 	// (--runtime-handler), beside "runc" (podworker.DefaultRuntimeHandlers).
 	RuntimeHandlers map[string]string
+	// SeccompDefault runs containers that name no seccomp profile with
+	// RuntimeDefault (--seccomp-default, the kubelet's flag); Unconfined
+	// without it, as a kubelet left at its default.
+	SeccompDefault bool
 	// ContainerLogRotation is the container log rotation policy, the
 	// kubelet's --container-log-max-size and --container-log-max-files
 	// (zero = never rotate).
@@ -349,6 +353,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		ReservedEphemeralStorage: cfg.SystemReserved[corev1.ResourceEphemeralStorage],
 		VolumeRoot:               filepath.Join(cfg.DataDir, "volumes"),
 		SeccompRoot:              filepath.Join(cfg.DataDir, "seccomp"),
+		SeccompDefault:           cfg.SeccompDefault,
 		MaxContainers:            max(maxContainers, 0),
 		RestartBackoffBase:       cfg.RestartBackoffBase,
 		RestartBackoffMax:        cfg.RestartBackoffMax,

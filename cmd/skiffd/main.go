@@ -171,6 +171,7 @@ func run(args []string) error {
 		cfg.RuntimeHandlers[name] = runtimeType
 		return nil
 	})
+	fs.BoolVar(&cfg.SeccompDefault, "seccomp-default", false, "run containers whose security context names no seccomp profile with RuntimeDefault instead of Unconfined, as the kubelet's flag")
 	cfg.ContainerLogRotation = logs.Rotation{MaxSize: logs.DefaultMaxSize, MaxFiles: logs.DefaultMaxFiles}
 	fs.Func("container-log-max-size", "size a container log file reaches before it is rotated, as the kubelet's flag (default 10Mi; 0 or negative: never)", func(v string) error {
 		n, err := parseLogMaxSize(v)

@@ -70,8 +70,7 @@ type containerInputs struct {
 	// sandbox is the pod's network; nil when the node runs no pod network
 	// (the container keeps the pod's hostname and the runtime's defaults).
 	sandbox *network.Sandbox
-	// seccompRoot holds the Localhost seccomp profiles.
-	seccompRoot string
+	seccomp seccompConfig
 	// runtimeType is the pod's containerd runtime ("" = the default).
 	runtimeType string
 }
@@ -80,7 +79,8 @@ type containerInputs struct {
 // ConfigMaps and Secrets), prepares its volume mounts (subPaths) and its
 // termination log file, and takes the node's facts and the pod's sandbox.
 func (w *worker) containerInputs(pod *corev1.Pod, c *corev1.Container, attempt int, img runtime.ImageInfo) (containerInputs, error) {
-	in := containerInputs{attempt: attempt, node: w.m.node, image: img, seccompRoot: w.m.cfg.SeccompRoot}
+	in := containerInputs{attempt: attempt, node: w.m.node, image: img,
+		seccomp: seccompConfig{root: w.m.cfg.SeccompRoot, runtimeDefault: w.m.cfg.SeccompDefault}}
 	var err error
 	if in.env, err = resolveEnv(pod, c, in.node, w.m.sources); err != nil {
 		return in, err
@@ -132,7 +132,7 @@ func translateContainer(pod *corev1.Pod, c *corev1.Container, in containerInputs
 	}
 	applySandbox(&cfg, in.sandbox)
 	cfg.RuntimeType = in.runtimeType
-	if err := applySecurity(&cfg, pod, c, in.image, in.seccompRoot); err != nil {
+	if err := applySecurity(&cfg, pod, c, in.image, in.seccomp); err != nil {
 		return runtime.ContainerConfig{}, err
 	}
 	return cfg, nil

@@ -137,7 +137,7 @@ func TestContainerConfig(t *testing.T) {
 		CPUShares:   256,
 		CPUQuota:    150000,
 		CPUPeriod:   100000,
-		Seccomp:     runtime.Seccomp{Type: runtime.SeccompRuntimeDefault},
+		Seccomp:     runtime.Seccomp{Type: runtime.SeccompUnconfined},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want,+got):\n%s", diff)
@@ -166,7 +166,7 @@ func TestTranslateContainer(t *testing.T) {
 			},
 			LogPath:     "/logs/team_job-a-x2k4d_1234/main/" + strconv.Itoa(attempt) + ".log",
 			MemoryLimit: 64 << 20, CPUShares: 256, CPUQuota: 150000, CPUPeriod: 100000,
-			Seccomp: runtime.Seccomp{Type: runtime.SeccompRuntimeDefault},
+			Seccomp: runtime.Seccomp{Type: runtime.SeccompUnconfined},
 		}
 	}
 	tests := map[string]struct {
@@ -244,7 +244,7 @@ func TestTranslateContainer(t *testing.T) {
 				c.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{
 					Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr("audit.json")}}
 			},
-			in: containerInputs{attempt: 1, seccompRoot: "/var/lib/skiff/seccomp"},
+			in: containerInputs{attempt: 1, seccomp: seccompConfig{root: "/var/lib/skiff/seccomp"}},
 			want: func(cfg *runtime.ContainerConfig) {
 				cfg.Seccomp = runtime.Seccomp{Type: runtime.SeccompLocalhost, LocalhostPath: "/var/lib/skiff/seccomp/audit.json"}
 			},

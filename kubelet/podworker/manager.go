@@ -33,6 +33,11 @@ type Config struct {
 	// SeccompRoot holds the Localhost seccomp profiles (the kubelet's
 	// <root-dir>/seccomp).
 	SeccompRoot string
+	// SeccompDefault gives a container whose security context names no
+	// seccomp profile RuntimeDefault (the kubelet's seccompDefault);
+	// without it such a container runs Unconfined, as under a kubelet left
+	// at its default.
+	SeccompDefault bool
 	// CPU and Memory are the node's capacity; ReservedCPU and ReservedMemory
 	// are kept from pods (the kubelet's --system-reserved). What is left,
 	// the allocatable, bounds the requests of the admitted pods and stands

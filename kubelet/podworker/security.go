@@ -116,10 +116,19 @@ func processUser(pod *corev1.Pod, sc *corev1.SecurityContext, image string) (*ru
 	return u, nil
 }
 
+// seccompConfig is the node's seccomp setup: where the Localhost profiles
+// are, and what a container that names no profile gets.
+type seccompConfig struct {
+	root string
+	// runtimeDefault: RuntimeDefault for a container naming no profile
+	// (the kubelet's seccompDefault); Unconfined otherwise.
+	runtimeDefault bool
+}
+
 // applySecurity fills the security settings of cfg from the container's
 // effective security context; the image's USER (img.User) decides
-// runAsNonRoot. seccompRoot holds the Localhost seccomp profiles.
-func applySecurity(cfg *runtime.ContainerConfig, pod *corev1.Pod, c *corev1.Container, img runtime.ImageInfo, seccompRoot string) error {
+// runAsNonRoot.
+func applySecurity(cfg *runtime.ContainerConfig, pod *corev1.Pod, c *corev1.Container, img runtime.ImageInfo, sec seccompConfig) error {
 	sc := securityContext(pod, c)
 	if err := verifyRunAsNonRoot(pod, c, sc, img.User); err != nil {
 		return err
@@ -143,7 +152,7 @@ func applySecurity(cfg *runtime.ContainerConfig, pod *corev1.Pod, c *corev1.Cont
 		}
 	}
 	cfg.UnmaskedProc = sc.ProcMount != nil && *sc.ProcMount == corev1.UnmaskedProcMount
-	cfg.Seccomp, err = seccomp(sc.SeccompProfile, seccompRoot)
+	cfg.Seccomp, err = seccomp(sc.SeccompProfile, sec)
 	if err != nil {
 		return err
 	}
@@ -156,10 +165,15 @@ func applySecurity(cfg *runtime.ContainerConfig, pod *corev1.Pod, c *corev1.Cont
 	return nil
 }
 
-// seccomp translates a seccomp profile; none means RuntimeDefault.
-func seccomp(p *corev1.SeccompProfile, root string) (runtime.Seccomp, error) {
+// seccomp translates a seccomp profile. None is Unconfined, as the kubelet
+// gives it unless its seccompDefault is set (Kubernetes' e2e "should
+// support seccomp default which is unconfined" reads Seccomp: 0).
+func seccomp(p *corev1.SeccompProfile, sec seccompConfig) (runtime.Seccomp, error) {
 	if p == nil {
-		return runtime.Seccomp{Type: runtime.SeccompRuntimeDefault}, nil
+		if sec.runtimeDefault {
+			return runtime.Seccomp{Type: runtime.SeccompRuntimeDefault}, nil
+		}
+		return runtime.Seccomp{Type: runtime.SeccompUnconfined}, nil
 	}
 	switch p.Type {
 	case corev1.SeccompProfileTypeRuntimeDefault:
@@ -170,7 +184,7 @@ func seccomp(p *corev1.SeccompProfile, root string) (runtime.Seccomp, error) {
 		if p.LocalhostProfile == nil || !isLocalPath(*p.LocalhostProfile) {
 			return runtime.Seccomp{}, &configError{"localhostProfile must be a relative path inside the seccomp profile root"}
 		}
-		return runtime.Seccomp{Type: runtime.SeccompLocalhost, LocalhostPath: filepath.Join(root, *p.LocalhostProfile)}, nil
+		return runtime.Seccomp{Type: runtime.SeccompLocalhost, LocalhostPath: filepath.Join(sec.root, *p.LocalhostProfile)}, nil
 	}
 	return runtime.Seccomp{}, &configError{fmt.Sprintf("unknown seccomp profile type %q", p.Type)}
 }

@@ -76,17 +76,28 @@ func TestApplySecurity(t *testing.T) {
 		pod       *corev1.PodSecurityContext
 		container *corev1.SecurityContext
 		imageUser string
-		want      runtime.ContainerConfig
-		wantErr   bool
+		// seccompDefault is the node's (the kubelet's seccompDefault).
+		seccompDefault bool
+		want           runtime.ContainerConfig
+		wantErr        bool
 	}{
-		"defaults": {want: runtime.ContainerConfig{Seccomp: runtime.Seccomp{Type: runtime.SeccompRuntimeDefault}}},
+		"defaults": {want: runtime.ContainerConfig{Seccomp: runtime.Seccomp{Type: runtime.SeccompUnconfined}}},
+		"defaults on a node with seccompDefault": {
+			seccompDefault: true,
+			want:           runtime.ContainerConfig{Seccomp: runtime.Seccomp{Type: runtime.SeccompRuntimeDefault}},
+		},
+		"an explicit profile on a node with seccompDefault": {
+			seccompDefault: true,
+			container:      &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}},
+			want:           runtime.ContainerConfig{Seccomp: runtime.Seccomp{Type: runtime.SeccompUnconfined}},
+		},
 		"identity and groups": {
 			pod:  &corev1.PodSecurityContext{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(3000)), SupplementalGroups: []int64{4000}, FSGroup: ptr(int64(2000))},
-			want: runtime.ContainerConfig{User: &runtime.User{UID: 1000, GID: ptr(uint32(3000)), Groups: []uint32{4000, 2000}}, Seccomp: runtime.Seccomp{Type: runtime.SeccompRuntimeDefault}},
+			want: runtime.ContainerConfig{User: &runtime.User{UID: 1000, GID: ptr(uint32(3000)), Groups: []uint32{4000, 2000}}, Seccomp: runtime.Seccomp{Type: runtime.SeccompUnconfined}},
 		},
 		"fsGroup over the image's numeric user": {
 			pod: &corev1.PodSecurityContext{FSGroup: ptr(int64(2000))}, imageUser: "1000:1001",
-			want: runtime.ContainerConfig{User: &runtime.User{UID: 1000, GID: ptr(uint32(1001)), Groups: []uint32{2000}}, Seccomp: runtime.Seccomp{Type: runtime.SeccompRuntimeDefault}},
+			want: runtime.ContainerConfig{User: &runtime.User{UID: 1000, GID: ptr(uint32(1001)), Groups: []uint32{2000}}, Seccomp: runtime.Seccomp{Type: runtime.SeccompUnconfined}},
 		},
 		"runAsGroup over a named image user": {
 			pod: &corev1.PodSecurityContext{RunAsGroup: ptr(int64(5))}, imageUser: "nobody", wantErr: true,
@@ -115,7 +126,7 @@ func TestApplySecurity(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: tc.pod}}
 			var got runtime.ContainerConfig
-			err := applySecurity(&got, pod, &corev1.Container{SecurityContext: tc.container}, runtime.ImageInfo{User: tc.imageUser}, "/seccomp")
+			err := applySecurity(&got, pod, &corev1.Container{SecurityContext: tc.container}, runtime.ImageInfo{User: tc.imageUser}, seccompConfig{root: "/seccomp", runtimeDefault: tc.seccompDefault})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}
