@@ -10,7 +10,6 @@ import (
 	"github.com/containerd/containerd/leases"
 	"github.com/containerd/containerd/snapshots"
 	"github.com/containerd/errdefs"
-	"github.com/opencontainers/image-spec/identity"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sys/unix"
 
@@ -29,16 +28,12 @@ import (
 func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error) {
 	defer r.locks.lock(cfg.ID)()
 	ctx = r.withNS(ctx)
-	img, err := r.image(ctx, cfg.Image)
+	img, facts, err := r.resolveImage(ctx, cfg.Image)
 	if err != nil {
 		return err
 	}
-	if err := r.unpack(ctx, img); err != nil {
+	if err := r.ensureUnpacked(ctx, img, facts); err != nil {
 		return err
-	}
-	imgSpec, err := img.Spec(ctx)
-	if err != nil {
-		return fmt.Errorf("reading config of image %q: %w", img.Name(), err)
 	}
 	if err := r.refuseExisting(ctx, cfg.ID); err != nil {
 		return err
@@ -53,7 +48,7 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 		_ = done(dctx)
 	}()
 
-	if err := r.prepareSnapshot(ctx, cfg.ID, img); err != nil {
+	if err := r.prepareSnapshot(ctx, cfg.ID, img, facts.chainID); err != nil {
 		return err
 	}
 	failpoint.Hit(failpoint.AfterSnapshotPrepare)
@@ -72,8 +67,8 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 		containerd.WithSnapshotter(r.snapshotter),
 		containerd.WithSnapshot(cfg.ID),
 		containerd.WithRuntime(runtimeType, nil),
-		containerd.WithContainerLabels(containerLabels(cfg, imgSpec.Config)),
-		containerd.WithNewSpec(specOpts(cfg, imgSpec.Config)...),
+		containerd.WithContainerLabels(containerLabels(cfg, facts.config.Config)),
+		containerd.WithNewSpec(specOpts(cfg, facts.config.Config)...),
 	)
 	if err != nil {
 		return fmt.Errorf("creating container %q: %w", cfg.ID, err)
@@ -133,24 +128,30 @@ func (r *Runtime) deleteLease(ctx context.Context, id string) error {
 // the image's layers, labelled managed so that the sweep can tell it from
 // image snapshots. One left by an interrupted Create (no container holds
 // it: the caller checked, under id's lock) is removed and prepared again.
-func (r *Runtime) prepareSnapshot(ctx context.Context, id string, img containerd.Image) error {
-	diffIDs, err := img.RootFS(ctx)
-	if err != nil {
-		return fmt.Errorf("reading layers of image %q: %w", img.Name(), err)
-	}
-	parent := identity.ChainID(diffIDs).String()
+func (r *Runtime) prepareSnapshot(ctx context.Context, id string, img containerd.Image, chainID string) error {
 	sn := r.client.SnapshotService(r.snapshotter)
-	for retried := false; ; retried = true {
-		_, err = sn.Prepare(ctx, id, parent, snapshots.WithLabels(map[string]string{LabelManaged: "true"}))
-		if err == nil {
+	removed, unpacked := false, false
+	for {
+		_, err := sn.Prepare(ctx, id, chainID, snapshots.WithLabels(map[string]string{LabelManaged: "true"}))
+		switch {
+		case err == nil:
 			return nil
-		}
-		if retried || !errdefs.IsAlreadyExists(err) {
+		case errdefs.IsAlreadyExists(err) && !removed:
+			removed = true
+			logger(id).Info("removing a snapshot left by an interrupted create")
+			if err := sn.Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+				return fmt.Errorf("removing snapshot left for %q: %w", id, err)
+			}
+		case errdefs.IsNotFound(err) && !unpacked:
+			// NOTE: the image's layers were seen unpacked (imageCache) and
+			// have been removed since: unpack them again.
+			unpacked = true
+			r.images.setUnpacked(chainID, false)
+			if err := r.unpack(ctx, img); err != nil {
+				return err
+			}
+		default:
 			return fmt.Errorf("preparing snapshot for %q: %w", id, err)
-		}
-		logger(id).Info("removing a snapshot left by an interrupted create")
-		if err := sn.Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
-			return fmt.Errorf("removing snapshot left for %q: %w", id, err)
 		}
 	}
 }

@@ -63,7 +63,24 @@ func (r *Runtime) ensureImage(ctx context.Context, ref string, policy PullPolicy
 	case err != nil:
 		return fmt.Errorf("looking up image %q: %w", name, err)
 	}
-	return r.unpack(ctx, img)
+	facts, err := r.images.factsOf(ctx, img)
+	if err != nil {
+		return err
+	}
+	return r.ensureUnpacked(ctx, img, facts)
+}
+
+// ensureUnpacked is unpack, unless img's layers were seen unpacked before
+// (the container's creation unpacks them again if they went meanwhile).
+func (r *Runtime) ensureUnpacked(ctx context.Context, img containerd.Image, facts imageFacts) error {
+	if r.images.seenUnpacked(facts.chainID) {
+		return nil
+	}
+	if err := r.unpack(ctx, img); err != nil {
+		return err
+	}
+	r.images.setUnpacked(facts.chainID, true)
+	return nil
 }
 
 // unpack unpacks img for the snapshotter unless it already is.

@@ -12,23 +12,15 @@ import (
 // when it is absent.
 func (r *Runtime) ImageInfo(ctx context.Context, ref string) (ImageInfo, error) {
 	ctx = r.withNS(ctx)
-	img, err := r.image(ctx, ref)
+	img, facts, err := r.resolveImage(ctx, ref)
 	if err != nil {
 		return ImageInfo{}, err
-	}
-	spec, err := img.Spec(ctx)
-	if err != nil {
-		return ImageInfo{}, fmt.Errorf("reading config of image %q: %w", img.Name(), err)
-	}
-	size, err := img.Size(ctx)
-	if err != nil {
-		return ImageInfo{}, fmt.Errorf("sizing image %q: %w", img.Name(), err)
 	}
 	id, err := repoDigest(img.Name(), img.Target().Digest)
 	if err != nil {
 		return ImageInfo{}, err
 	}
-	return ImageInfo{Ref: img.Name(), ID: id, User: spec.Config.User, Size: size}, nil
+	return ImageInfo{Ref: img.Name(), ID: id, User: facts.config.Config.User, Size: facts.size}, nil
 }
 
 // repoDigest names the image content dgst in the repository of name:

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd"
 	"github.com/google/go-cmp/cmp"
+	"github.com/opencontainers/image-spec/identity"
 	"github.com/skiff-sh/skiff/runtime"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
@@ -72,3 +74,49 @@ func TestEnsureImage(t *testing.T) {
 
 // errAny stands for any non-nil error in tables.
 var errAny = errors.New("any error")
+
+// TestCreateAfterLayersRemoved: once a container was made from an image,
+// the next ones trust that its layers are still unpacked (they are read
+// once per image); when the layers' snapshot is removed under the image
+// meanwhile, the next container unpacks them again instead of failing.
+func TestCreateAfterLayersRemoved(t *testing.T) {
+	rt := newRuntime(t)
+	ctx := context.Background()
+	name := "docker.io/library/layers-removed:1"
+	if _, err := rt.ImportImage(ctx, newVariant(t, name, "layers-removed").layoutTar(t, name)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeImage(t, name) })
+	first := newConfig(t, "true")
+	first.Image = name
+	create(t, rt, first)
+	if err := rt.Remove(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	client, err := containerd.New(env.Address, containerd.WithDefaultNamespace(env.Namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	img, err := client.GetImage(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffIDs, err := img.RootFS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.SnapshotService(containerd.DefaultSnapshotter).Remove(ctx, identity.ChainID(diffIDs).String()); err != nil {
+		t.Fatalf("removing the image's top layer snapshot: %v", err)
+	}
+	if unpacked, err := img.IsUnpacked(ctx, containerd.DefaultSnapshotter); err != nil || unpacked {
+		t.Fatalf("image unpacked after its layer went: %v, %v", unpacked, err)
+	}
+
+	next := newConfig(t, "true")
+	next.Image = name
+	if st := waitExit(t, start(t, rt, next)); st.Code != 0 {
+		t.Errorf("exit code %d", st.Code)
+	}
+}

@@ -152,7 +152,11 @@ func (r *Runtime) containerImages(ctx context.Context) (map[string]bool, error) 
 
 // touchImage records that a container is being made from the image name.
 func (r *Runtime) touchImage(ctx context.Context, name string) {
-	img := images.Image{Name: name, Labels: map[string]string{labelLastUsed: time.Now().UTC().Format(time.RFC3339Nano)}}
+	now := time.Now()
+	if !r.images.dueTouch(name, now) {
+		return
+	}
+	img := images.Image{Name: name, Labels: map[string]string{labelLastUsed: now.UTC().Format(time.RFC3339Nano)}}
 	if _, err := r.client.ImageService().Update(ctx, img, "labels."+labelLastUsed); err != nil {
 		logger("").WithError(err).WithField("image", name).Warn("recording image use")
 	}

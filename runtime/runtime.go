@@ -34,6 +34,8 @@ type Runtime struct {
 
 	locks idLocks // one lifecycle operation per container ID at a time
 
+	images *imageCache
+
 	mu          sync.Mutex
 	oom         map[string]bool // container IDs that had an OOM kill
 	orphanTasks map[string]bool // IDs the last sweep found task leftovers of
@@ -69,6 +71,7 @@ func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*R
 		ctx:            rctx,
 		cancel:         cancel,
 		oom:            map[string]bool{},
+		images:         newImageCache(),
 	}
 	if _, err := r.Version(ctx); err != nil {
 		r.Close()

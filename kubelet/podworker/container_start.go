@@ -148,12 +148,9 @@ func (r *containerRun) recordStartError(id string, err error) bool {
 // createInstance makes sure the image is there and creates the container.
 func (r *containerRun) createInstance(ctx context.Context, id string) error {
 	rt := r.w.m.cfg.Runtime
-	if err := r.ensureImage(ctx); err != nil {
-		return &imageError{err}
-	}
-	info, err := rt.ImageInfo(ctx, r.spec.Image)
+	info, err := r.ensureImage(ctx)
 	if err != nil {
-		return fmt.Errorf("inspecting image %q: %w", r.spec.Image, err)
+		return &imageError{err}
 	}
 	r.imageRef, r.imageID = info.Ref, info.ID
 	pod, metaChanged := r.w.withLatestMeta(r.pod)

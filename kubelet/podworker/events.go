@@ -66,10 +66,11 @@ func (r *containerRun) event(eventtype, reason, messageFmt string, args ...any) 
 
 // ensureImage is Runtime.EnsureImage with the kubelet's image Events:
 // "already present on machine", or Pulling, the layers' progress
-// (pullprogress.go), then Pulled (or Failed).
-func (r *containerRun) ensureImage(ctx context.Context) error {
+// (pullprogress.go), then Pulled (or Failed). It returns the image's info
+// once it is there.
+func (r *containerRun) ensureImage(ctx context.Context) (skiffruntime.ImageInfo, error) {
 	rt, image, policy := r.w.m.cfg.Runtime, r.spec.Image, pullPolicy(r.spec)
-	_, err := rt.ImageInfo(ctx, image)
+	info, err := rt.ImageInfo(ctx, image)
 	present := err == nil
 	if !present || policy == skiffruntime.PullAlways {
 		ctx = skiffruntime.WithPullSecrets(ctx, r.pullSecrets()...)
@@ -77,14 +78,17 @@ func (r *containerRun) ensureImage(ctx context.Context) error {
 	switch {
 	case present && policy != skiffruntime.PullAlways:
 		r.event(corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", image)
-		return rt.EnsureImage(ctx, image, policy)
+		return info, rt.EnsureImage(ctx, image, policy)
 	case policy == skiffruntime.PullNever:
 		err := rt.EnsureImage(ctx, image, policy)
 		if errors.Is(err, skiffruntime.ErrImageNotPresent) {
 			r.event(corev1.EventTypeWarning, reasonErrImageNeverPull, "Container image %q is not present with pull policy of Never", image)
 			r.event(corev1.EventTypeWarning, "Failed", "Error: %s", reasonErrImageNeverPull)
 		}
-		return err
+		if err != nil {
+			return skiffruntime.ImageInfo{}, err
+		}
+		return rt.ImageInfo(ctx, image)
 	}
 	r.event(corev1.EventTypeNormal, "Pulling", "Pulling image %q", image)
 	start := time.Now()
@@ -94,18 +98,17 @@ func (r *containerRun) ensureImage(ctx context.Context) error {
 			r.event(corev1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", image, err)
 			r.event(corev1.EventTypeWarning, "Failed", "Error: %s", reasonErrImagePull)
 		}
-		return err
+		return skiffruntime.ImageInfo{}, err
 	}
 	r.w.start.pulled(start, time.Now())
 	took := time.Since(start).Truncate(time.Millisecond)
-	var size int64
-	if info, err := rt.ImageInfo(ctx, image); err == nil {
-		size = info.Size
+	if info, err = rt.ImageInfo(ctx, image); err != nil {
+		return skiffruntime.ImageInfo{}, fmt.Errorf("inspecting image %q: %w", image, err)
 	}
-	r.w.m.cfg.Metrics.observePull(took, size)
+	r.w.m.cfg.Metrics.observePull(took, info.Size)
 	r.event(corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.",
-		image, took, took, size)
-	return nil
+		image, took, took, info.Size)
+	return info, nil
 }
 
 // waitEvents records why a container waits to be created again, as the

@@ -136,7 +136,7 @@ func checkEnsureImage(t *testing.T, cfg Config, rec *fakeRecorder, policy corev1
 	w := &worker{m: &Manager{cfg: cfg}, ns: "default", name: "p", uid: "uid"}
 	spec := &corev1.Container{Name: "c", Image: "busybox:1.35", ImagePullPolicy: policy}
 	r := &containerRun{w: w, pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}}, spec: spec}
-	err := r.ensureImage(context.Background())
+	_, err := r.ensureImage(context.Background())
 	if (err != nil) != wantErr {
 		t.Fatalf("ensureImage: %v", err)
 	}
