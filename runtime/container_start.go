@@ -41,10 +41,13 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	if err != nil {
 		return time.Time{}, nil, err
 	}
-	labels, err := container.Labels(ctx)
+	// NOTE: LoadContainer has just read the record: its labels need no
+	// second round trip.
+	info, err := container.Info(ctx, containerd.WithoutRefreshedMetadata)
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("reading labels of %q: %w", id, err)
 	}
+	labels := info.Labels
 	if labels[labelStartedAt] != "" || labels[labelRemoving] == "true" {
 		return time.Time{}, nil, fmt.Errorf("starting %q: %w", id, ErrStarted)
 	}
@@ -90,12 +93,7 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 		return time.Time{}, nil, startError(fmt.Errorf("starting task %q: %w", id, err))
 	}
 	failpoint.Hit(failpoint.AfterTaskStart)
-	if _, err := container.SetLabels(ctx, map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)}); err != nil {
-		// NOTE: the task itself records the start until its exit is
-		// recorded; the label only matters once the task is deleted.
-		logger(id).WithError(err).Error("recording start time")
-	}
-	return startedAt, r.monitor(container, statusC, stopWaiting), nil
+	return startedAt, r.monitor(container, statusC, stopWaiting, startedAt), nil
 }
 
 // createdTask returns the task an interrupted Start left created (nil when
@@ -151,7 +149,7 @@ func (r *Runtime) Wait(ctx context.Context, id string) (<-chan ExitStatus, error
 		stopWaiting()
 		return nil, err
 	}
-	return r.monitor(container, statusC, stopWaiting), nil
+	return r.monitor(container, statusC, stopWaiting, time.Time{}), nil
 }
 
 // waitTask loads container's task and registers a wait on it under waitCtx.
@@ -174,10 +172,22 @@ func waitTask(ctx, waitCtx context.Context, container containerd.Container) (<-c
 // from statusC into one ExitStatus on the returned channel. A broken wait
 // (containerd restarted) is re-registered until the Runtime closes; a task
 // that vanished meanwhile yields UnknownExitCode.
-func (r *Runtime) monitor(container containerd.Container, statusC <-chan containerd.ExitStatus, stop context.CancelFunc) <-chan ExitStatus {
+//
+// A task Start has just started (startedAt set) gets its start-time label
+// here first, off the start's path: the exit, and so the task's deletion
+// (Remove, which labels the container removing before it), comes after it.
+func (r *Runtime) monitor(container containerd.Container, statusC <-chan containerd.ExitStatus, stop context.CancelFunc, startedAt time.Time) <-chan ExitStatus {
 	exitC := make(chan ExitStatus, 1)
 	go func() {
 		defer stop()
+		if !startedAt.IsZero() {
+			_, err := container.SetLabels(r.withNS(r.ctx), map[string]string{labelStartedAt: startedAt.Format(time.RFC3339Nano)})
+			if err != nil && !errdefs.IsNotFound(err) { // NOTE: removed meanwhile
+				// NOTE: the task itself records the start until its exit is
+				// recorded; the label only matters once the task is deleted.
+				logger(container.ID()).WithError(err).Error("recording start time")
+			}
+		}
 		for backoff := time.Duration(0); ; backoff = nextBackoff(backoff) {
 			if statusC != nil {
 				st := <-statusC
