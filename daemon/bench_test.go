@@ -48,7 +48,9 @@ const (
 func BenchmarkThroughput(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		load := loadAverage()
+		floorCPU := readMachineCPU(b)
 		floor := rawContainers(b, benchPods, benchParallelism)
+		floorCPU = readMachineCPU(b).since(floorCPU)
 		podNet, podCost := skiffJob(b, benchPods, benchParallelism, false)
 		hostNet, hostCost := skiffJob(b, benchPods, benchParallelism, true)
 		docker, dockerErr := dockerRuns(benchPods, benchParallelism)
@@ -62,7 +64,7 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(podCost.commits, "commits/pod")
 		b.ReportMetric(ms(podCost.cpu), "skiffd-cpu-ms/pod")
 		fmt.Printf("%d `true` pods, parallelism %d (load before %s, after %s):\n", benchPods, benchParallelism, load, loadAverage())
-		fmt.Printf("  containerd directly        %7.2f s  (%.1f pods/s)\n", floor.Seconds(), benchPods/floor.Seconds())
+		fmt.Printf("  containerd directly        %7.2f s  (%.1f pods/s; %s)\n", floor.Seconds(), benchPods/floor.Seconds(), floorCPU.perPod(benchPods))
 		fmt.Printf("  skiffd Job, pod network    %7.2f s  ratio %.2f (%s)\n", podNet.Seconds(), podNet.Seconds()/floor.Seconds(), podCost)
 		fmt.Printf("  skiffd Job, host network   %7.2f s  ratio %.2f (%s)\n", hostNet.Seconds(), hostNet.Seconds()/floor.Seconds(), hostCost)
 		if dockerErr != nil {
@@ -137,6 +139,7 @@ func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (t
 		// The first 20 s of the Job, when SKIFF_BENCH_PROFILES asks.
 		saveProfile(b, s, "profile?seconds=20", fmt.Sprintf("throughput-hostnet-%v-cpu.pprof", hostNetwork))
 	}()
+	machineBefore := readMachineCPU(b)
 	start := time.Now()
 	created, err := s.client.BatchV1().Jobs("default").Create(context.Background(), job, metav1.CreateOptions{})
 	if err != nil {
@@ -144,6 +147,7 @@ func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (t
 	}
 	waitJob(b, s.client, "default", created.Name, batchv1.JobComplete, 10*time.Minute)
 	took := time.Since(start)
+	machine := readMachineCPU(b).since(machineBefore)
 	<-profiled
 	after := s.scrape()
 	count := func(family string, labels map[string]string) float64 {
@@ -156,6 +160,8 @@ func skiffJob(b *testing.B, completions, parallelism int32, hostNetwork bool) (t
 		cpu:         (processCPU(b, s.cmd.Process.Pid) - cpuBefore) / time.Duration(completions),
 		cniShare:    s.cniShare(b),
 		hostNetwork: hostNetwork,
+		machine:     machine,
+		pods:        int(completions),
 	}
 	return took, cost
 }
@@ -167,6 +173,8 @@ type jobCost struct {
 	cpu                    time.Duration
 	cniShare
 	hostNetwork bool
+	machine     machineCPU // every process's, while the Job ran
+	pods        int
 }
 
 func (c jobCost) String() string {
@@ -175,7 +183,46 @@ func (c jobCost) String() string {
 	if !c.hostNetwork {
 		s += "; " + c.cniShare.String()
 	}
-	return s
+	return s + "; " + c.machine.perPod(c.pods)
+}
+
+// machineCPU is CPU time of the whole machine (every CPU, every process),
+// busy and idle, from /proc/stat: whether a run was bound by the CPUs.
+type machineCPU struct{ busy, idle time.Duration }
+
+func readMachineCPU(b *testing.B) machineCPU {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		b.Fatalf("/proc/stat: %q", line)
+	}
+	var ticks [8]int64
+	for i := range ticks {
+		if ticks[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+			b.Fatalf("/proc/stat: %q", line)
+		}
+	}
+	// user nice system idle iowait irq softirq steal, in USER_HZ (100).
+	busy := ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]
+	return machineCPU{busy: time.Duration(busy) * 10 * time.Millisecond, idle: time.Duration(ticks[3]+ticks[4]) * 10 * time.Millisecond}
+}
+
+func (m machineCPU) since(before machineCPU) machineCPU {
+	return machineCPU{busy: m.busy - before.busy, idle: m.idle - before.idle}
+}
+
+// perPod says how busy the machine's CPUs were and what a pod cost them.
+func (m machineCPU) perPod(pods int) string {
+	total := m.busy + m.idle
+	if total <= 0 || pods <= 0 {
+		return "machine CPU not measured"
+	}
+	return fmt.Sprintf("machine CPUs %.0f%% busy, %s of CPU a pod", 100*m.busy.Seconds()/total.Seconds(),
+		(m.busy / time.Duration(pods)).Round(100*time.Microsecond))
 }
 
 // processCPU is the CPU time (user and system) a process has used.
@@ -204,15 +251,19 @@ func processCPU(b *testing.B, pid int) time.Duration {
 type cniShare struct {
 	pods            int
 	setup, teardown time.Duration
+	taken           int // pods that took a network made ahead (no setup)
 }
 
 func (c cniShare) String() string {
-	return fmt.Sprintf("pod network setup %s, teardown %s a pod over %d pods",
-		c.setup.Round(100*time.Microsecond), c.teardown.Round(100*time.Microsecond), c.pods)
+	return fmt.Sprintf("pod network setup %s a pod over %d pods (%d more took one made ahead), teardown %s a pod",
+		c.setup.Round(100*time.Microsecond), c.pods, c.taken, c.teardown.Round(100*time.Microsecond))
 }
 
 // cniLine is the debug line of package network after a Setup or Teardown.
 var cniLine = regexp.MustCompile(`msg="pod network (set up|torn down)".* took="?([^"\s]+)`)
+
+// takenLine is its debug line when a pod takes a network made ahead.
+var takenLine = regexp.MustCompile(`msg="pod network taken from those made ahead"`)
 
 // cniShare reads skiffd's log (the harness runs it at debug level) for the
 // time spent in the pod network, once every pod set up is torn down too
@@ -222,7 +273,7 @@ func (s *skiffd) cniShare(b *testing.B) cniShare {
 	waitFor(b, time.Minute, "every pod network torn down", func() (bool, error) {
 		var teardowns int
 		c, teardowns = s.readCNIShare(b)
-		return teardowns >= c.pods, nil
+		return teardowns >= c.pods+c.taken, nil
 	})
 	return c
 }
@@ -245,6 +296,7 @@ func (s *skiffd) readCNIShare(b *testing.B) (c cniShare, teardowns int) {
 			c.teardown += d
 		}
 	}
+	c.taken = len(takenLine.FindAllIndex(data, -1))
 	if c.pods > 0 {
 		c.setup /= time.Duration(c.pods)
 	}

@@ -68,10 +68,13 @@ type Config struct {
 	ImageGCLow          int      // usage image GC frees down to
 	PodSubnet           string   // IPv4 range of the pods' own network namespaces
 	PodBridge           string   // the host bridge pods are attached to
-	CNIBinDirs          []string // where the CNI plugins are; nil = network.DefaultPluginDirs
-	ServiceCIDR         string   // IPv4 range of ClusterIPs ("" = api.DefaultServiceCIDR)
-	ClusterDomain       string   // the cluster DNS domain ("" = cluster.local)
-	ResolvConf          string   // the host's resolver configuration pods and the cluster DNS use ("" = /etc/resolv.conf)
+	// PodNetworkPool is how many pod networks are kept made ahead for the
+	// next pods (--pod-network-pool; network.Config.PoolSize).
+	PodNetworkPool int
+	CNIBinDirs     []string // where the CNI plugins are; nil = network.DefaultPluginDirs
+	ServiceCIDR    string   // IPv4 range of ClusterIPs ("" = api.DefaultServiceCIDR)
+	ClusterDomain  string   // the cluster DNS domain ("" = cluster.local)
+	ResolvConf     string   // the host's resolver configuration pods and the cluster DNS use ("" = /etc/resolv.conf)
 	// SystemReserved is kept from pods (the kubelet's --system-reserved):
 	// the node's allocatable is its capacity minus this (cpu, memory,
 	// ephemeral-storage).
@@ -339,6 +342,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return kubelet.RunNodeLease(ctx, store, node, facts, broadcaster, cmp.Or(cfg.NodeLeaseDuration, kubelet.DefaultNodeLeaseDuration))
 	})
 
+	goRun("pod network pool", podNet.RunPool)
 	goRun("pod worker", podworker.New(podworker.Config{
 		Store:                    store,
 		Runtime:                  rt,
@@ -472,9 +476,17 @@ func startPodNetwork(cfg Config, node kubelet.Node, services serviceNetwork) (*n
 		ClusterDomain: services.domain,
 		ResolvConf:    cfg.ResolvConf,
 		ClusterDNS:    services.dnsIP,
+		PoolSize:      cfg.PodNetworkPool,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configuring the pod network: %w", err)
+	}
+	// NOTE: before any pod's network is set up or torn down: what an
+	// earlier skiffd made ahead and no pod took goes.
+	sweepCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := podNet.SweepPool(sweepCtx); err != nil {
+		logrus.WithError(err).Warn("removing the pod networks an earlier run made ahead")
 	}
 	err = podNet.Prepare()
 	switch {

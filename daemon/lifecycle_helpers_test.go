@@ -425,6 +425,10 @@ func (s *skiffd) leftovers() []string {
 			}
 		}
 	}
+	// NOTE: the pod networks skiffd keeps made ahead (--pod-network-pool)
+	// are no pod's; one a pod took is the pod's (the pool's record of it
+	// is gone).
+	pooled := pooledSandboxes(s.dataDir)
 	for _, dir := range []string{
 		filepath.Join(s.cd.State, "io.containerd.runtime.v2.task", s.namespace()),
 		filepath.Join("/run/containerd/runc", s.namespace()),
@@ -435,13 +439,17 @@ func (s *skiffd) leftovers() []string {
 	} {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
-			add("%s/%s", dir, e.Name())
+			if !pooled[e.Name()] {
+				add("%s/%s", dir, e.Name())
+			}
 		}
 	}
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(b))
+		netns := filepath.Join(s.dataDir, "network", "netns") + "/"
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), filepath.Join(s.dataDir, "network", "netns")) {
+			_, rest, found := strings.Cut(sc.Text(), netns)
+			if id, _, _ := strings.Cut(rest, "/"); found && !pooled[id] {
 				add("mount %s", sc.Text())
 			}
 		}
@@ -449,6 +457,17 @@ func (s *skiffd) leftovers() []string {
 	left = append(left, processesOf(s.namespace(), s.cd.Address)...)
 	sort.Strings(left)
 	return left
+}
+
+// pooledSandboxes are the IDs of the pod networks skiffd's pool holds
+// (made ahead, no pod's yet): those with a record under network/pods/.
+func pooledSandboxes(dataDir string) map[string]bool {
+	records, _ := filepath.Glob(filepath.Join(dataDir, "network", "pods", "pool-*", "sandbox.json"))
+	ids := map[string]bool{}
+	for _, r := range records {
+		ids[filepath.Base(filepath.Dir(r))] = true
+	}
+	return ids
 }
 
 // processesOf lists the shims and log drivers of namespace ns.

@@ -4,6 +4,7 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -463,11 +464,20 @@ ip rule add lookup local pref 100`, s.gateway)
 // podNetNS is the network namespace of a running pod, as skiffd mounts it.
 func podNetNS(t *testing.T, s *skiffd, pod *corev1.Pod) string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(s.dataDir, "network", "netns", string(pod.UID), "*"))
-	if err != nil || len(paths) != 1 {
-		t.Fatalf("network namespaces of pod %s: %v (%v), want one", pod.Name, paths, err)
+	record, err := os.ReadFile(filepath.Join(s.dataDir, "network", "pods", string(pod.UID), "sandbox.json"))
+	if err != nil {
+		t.Fatalf("the sandbox record of pod %s: %v", pod.Name, err)
 	}
-	return paths[0]
+	var sandbox struct {
+		NetNS string `json:"netns"`
+	}
+	if err := json.Unmarshal(record, &sandbox); err != nil || sandbox.NetNS == "" {
+		t.Fatalf("the sandbox record of pod %s: %s (%v)", pod.Name, record, err)
+	}
+	if _, err := os.Stat(sandbox.NetNS); err != nil {
+		t.Fatalf("network namespace of pod %s: %v", pod.Name, err)
+	}
+	return sandbox.NetNS
 }
 
 // TestPodNetworkNoLeaks runs 300 pods through a /24 (253 addresses) in a
@@ -503,6 +513,11 @@ func TestPodNetworkNoLeaks(t *testing.T) {
 		return err == nil && len(list.Items) == 0, err
 	})
 
+	// The networks skiffd keeps made ahead for the next pods hold
+	// addresses and veths too: a skiffd started without them removes them.
+	s.stop()
+	s.extra = append(s.extra, "--pod-network-pool", "0")
+	s.start()
 	netDir := filepath.Join(s.dataDir, "network")
 	if left := dirNames(t, filepath.Join(netDir, "ipam", "skiff")); strings.Join(left, " ") != "last_reserved_ip.0 lock" {
 		t.Errorf("host-local still holds %v", left)
@@ -558,13 +573,14 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 // TestPodNetworkSurvivesKill: after kill -9 of skiffd a running pod keeps
-// its network namespace and IP and stays reachable, while skiffd is down
-// and after it is back; what a crash left of another pod's network (a
-// namespace, an address, a veth, with no pod for it) is removed when
-// skiffd starts again.
+// its network namespace (one made ahead of it, --pod-network-pool) and IP
+// and stays reachable, while skiffd is down and after it is back; what a
+// crash left of another pod's network (a namespace, an address, a veth,
+// with no pod for it) and the networks made ahead that no pod took are
+// removed when skiffd starts again.
 func TestPodNetworkSurvivesKill(t *testing.T) {
 	t.Parallel()
-	s := newSkiffd(t)
+	s := newSkiffd(t, "--pod-network-pool", "2")
 	s.start()
 	web := runWeb(t, s, "survivor", 0)
 	url := fmt.Sprintf("http://%s:8080/", web.Status.PodIP)
@@ -572,6 +588,12 @@ func TestPodNetworkSurvivesKill(t *testing.T) {
 		t.Fatalf("GET %s answered %q", url, got)
 	}
 	netns := podNetNS(t, s, web)
+	if made := filepath.Base(filepath.Dir(netns)); !strings.HasPrefix(made, "pool-") {
+		t.Errorf("the survivor's network namespace %s was not made ahead", netns)
+	}
+	waitFor(t, time.Minute, "two networks made ahead again", func() (bool, error) {
+		return len(pooledSandboxes(s.dataDir)) == 2, nil
+	})
 
 	s.kill()
 	if got := httpGet(t, url); got != "survivor" {
@@ -581,16 +603,25 @@ func TestPodNetworkSurvivesKill(t *testing.T) {
 	// meanwhile: made here with skiffd's own package on its data dir.
 	leftover := crashLeftover(t, s)
 
+	s.extra = append(s.extra, "--pod-network-pool", "0")
 	s.start()
 	waitFor(t, time.Minute, "the leftover network to be removed", func() (bool, error) {
 		_, err := os.Stat(leftover.netns)
-		return os.IsNotExist(err), nil
+		_, errRecord := os.Stat(filepath.Join(s.dataDir, "network", "pods", leftover.uid))
+		return os.IsNotExist(err) && os.IsNotExist(errRecord), nil
 	})
 	if _, err := os.Stat(filepath.Join(s.dataDir, "network", "ipam", "skiff", leftover.ip)); !os.IsNotExist(err) {
 		t.Errorf("the leftover's address %s is still reserved (%v)", leftover.ip, err)
 	}
 	if veths := dirNames(t, filepath.Join("/sys/class/net", s.bridge, "brif")); len(veths) != 1 {
 		t.Errorf("veths on the bridge: %v, want the survivor's alone", veths)
+	}
+	for _, dir := range []string{"netns", "pods"} {
+		for _, name := range dirNames(t, filepath.Join(s.dataDir, "network", dir)) {
+			if name != string(web.UID) && name != filepath.Base(filepath.Dir(netns)) {
+				t.Errorf("network/%s/%s left after the restart", dir, name)
+			}
+		}
 	}
 	again := waitPodRunning(t, s, "survivor")
 	if again.Status.PodIP != web.Status.PodIP {
@@ -609,7 +640,7 @@ func TestPodNetworkSurvivesKill(t *testing.T) {
 
 // leftoverNet is what crashLeftover left.
 type leftoverNet struct {
-	netns, ip string
+	uid, netns, ip string
 }
 
 // crashLeftover sets up a pod network for a pod skiffd never heard of, on
@@ -629,7 +660,7 @@ func crashLeftover(t *testing.T, s *skiffd) leftoverNet {
 	if err := os.Remove(filepath.Join(s.dataDir, "network", "pods", uid, "sandbox.json")); err != nil {
 		t.Fatal(err)
 	}
-	return leftoverNet{netns: sb.NetNSPath, ip: sb.IP}
+	return leftoverNet{uid: uid, netns: sb.NetNSPath, ip: sb.IP}
 }
 
 // TestPodNetworkUnavailable: without the CNI plugins skiffd says so at

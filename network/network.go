@@ -63,6 +63,8 @@ const (
 	DefaultClusterDomain = "cluster.local"
 	DefaultResolvConf    = "/etc/resolv.conf"
 	DefaultHostsFile     = "/etc/hosts"
+	// DefaultPoolSize is skiffd's --pod-network-pool.
+	DefaultPoolSize = 4
 )
 
 // DefaultPluginDirs are where Debian's containernetworking-plugins and the
@@ -104,6 +106,9 @@ type Config struct {
 	// HostsFile is the host's hosts file, the base of hostNetwork pods'
 	// /etc/hosts; "" = DefaultHostsFile.
 	HostsFile string
+	// PoolSize is how many sandboxes RunPool keeps made ahead for pods
+	// without hostPorts (pool.go); 0 = none: each pod's is made for it.
+	PoolSize int
 }
 
 // Network sets up and tears down pod sandboxes. It is safe for concurrent
@@ -118,6 +123,8 @@ type Network struct {
 
 	mu       sync.Mutex
 	prepared bool // the host rules are in place
+
+	pool *pool // nil without Config.PoolSize
 }
 
 // New writes the CNI configuration and returns the Network. It fails only
@@ -139,6 +146,9 @@ func New(cfg Config) (*Network, error) {
 		return nil, err
 	}
 	n := &Network{cfg: cfg, subnet: subnet, conflist: filepath.Join(cfg.ConfDir, "10-"+networkName+".conflist")}
+	if cfg.PoolSize > 0 {
+		n.pool = newPool(cfg.PoolSize)
+	}
 	for _, dir := range []string{cfg.ConfDir, n.ipamDir(), filepath.Join(cfg.DataDir, "netns"), filepath.Join(cfg.DataDir, "pods")} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", dir, err)

@@ -366,3 +366,161 @@ func TestConcurrentSetups(t *testing.T) {
 		ips[r.sb.IP] = true
 	}
 }
+
+// poolRecords lists the sandboxes the pool holds, by their records
+// (pods/pool-…/sandbox.json).
+func poolRecords(t *testing.T, dataDir string) []string {
+	t.Helper()
+	found, err := filepath.Glob(filepath.Join(dataDir, "pods", "pool-*", "sandbox.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// waitPool waits until the pool holds want sandboxes.
+func waitPool(t *testing.T, dataDir string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(poolRecords(t, dataDir)) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool holds %d sandboxes after 30s, want %d", len(poolRecords(t, dataDir)), want)
+		}
+		time.Sleep(20 * time.Millisecond) // RunPool works in the background
+	}
+}
+
+// TestPool: sandboxes made ahead are taken by pods without hostPorts and
+// made again; a pod with hostPorts gets its own; the next process sweeps
+// those no pod took, keeps those pods took (also when a crash left the
+// pool's record of one behind), and a pod's Teardown frees what it took.
+func TestPool(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	reserved := nettest.Reserve(t)
+	cfg := network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet, HostIP: hostIP(t), PoolSize: 2}
+	n := openNetwork(t, cfg)
+	t.Cleanup(func() { // whatever a failed test left: as the next skiffd would
+		sweeper := openNetwork(t, network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet})
+		if err := sweeper.SweepPool(ctx); err != nil {
+			t.Error(err)
+		}
+		uids, _ := sweeper.List()
+		for _, uid := range uids {
+			if err := sweeper.Teardown(ctx, uid); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	poolCtx, stopPool := context.WithCancel(ctx)
+	poolDone := make(chan error, 1)
+	go func() { poolDone <- n.RunPool(poolCtx) }()
+	stop := func() {
+		stopPool()
+		if err := <-poolDone; err != nil {
+			t.Errorf("RunPool: %v", err)
+		}
+	}
+	defer func() {
+		if poolCtx.Err() == nil {
+			stop()
+		}
+	}()
+	waitPool(t, dataDir, 2)
+
+	pod := network.Pod{UID: unique("uid-"), Namespace: "default", Name: "taker", Hostname: "taker"}
+	sb, err := n.Setup(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := filepath.Base(filepath.Dir(sb.NetNSPath)); !strings.HasPrefix(dir, "pool-") {
+		t.Fatalf("the pod's namespace %s was not made ahead", sb.NetNSPath)
+	}
+	rt := newRuntime(t)
+	if code := exitCode(t, run(t, rt, pod, sb, "sh", "-c", fmt.Sprintf(`ip -4 addr show eth0 | grep -q "inet %s/" && grep -q "%s.*taker" /etc/hosts`, sb.IP, sb.IP))); code != 0 {
+		t.Errorf("eth0 or /etc/hosts of the pod lack its IP %s (exit %d)", sb.IP, code)
+	}
+	waitPool(t, dataDir, 2) // made again
+
+	withPort := network.Pod{UID: unique("uid-"), Namespace: "default", Name: "ports", Hostname: "ports",
+		Ports: []network.PortMapping{{HostPort: 30000 + int32(os.Getpid()%2000), ContainerPort: 80, Protocol: "tcp"}}}
+	own, err := n.Setup(ctx, withPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := filepath.Base(filepath.Dir(own.NetNSPath)); dir != withPort.UID {
+		t.Errorf("the hostPort pod's namespace %s is not its own", own.NetNSPath)
+	}
+
+	// A crash between a pod's taking a sandbox and the pool's forgetting
+	// it: the pool's record is back, the pod's names the same sandbox.
+	second := network.Pod{UID: unique("uid-"), Namespace: "default", Name: "second", Hostname: "second"}
+	sb2, err := n.Setup(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolID := filepath.Base(filepath.Dir(sb2.NetNSPath))
+	record, err := os.ReadFile(filepath.Join(dataDir, "pods", second.UID, "sandbox.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dataDir, "pods", poolID), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, "pods", poolID, "sandbox.json"), record, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitPool(t, dataDir, 3) // two made ahead, and the record the crash left
+	made := poolRecords(t, dataDir)
+	stop()
+
+	restarted := openNetwork(t, network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet, HostIP: hostIP(t)})
+	if err := restarted.SweepPool(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := poolRecords(t, dataDir); len(left) != 0 {
+		t.Errorf("pool records after the sweep: %v", left)
+	}
+	for _, rec := range made {
+		id := filepath.Base(filepath.Dir(rec))
+		if id == filepath.Base(filepath.Dir(sb.NetNSPath)) || id == poolID {
+			continue // taken
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "netns", id)); !os.IsNotExist(err) {
+			t.Errorf("the untaken sandbox %s is still there (%v)", id, err)
+		}
+	}
+	for _, p := range []struct {
+		pod network.Pod
+		sb  network.Sandbox
+	}{{pod, sb}, {second, sb2}, {withPort, own}} {
+		found, ok, err := restarted.Find(p.pod.UID)
+		if err != nil || !ok || found != p.sb {
+			t.Errorf("pod %s after the sweep: %+v, %v, %v; want %+v", p.pod.Name, found, ok, err, p.sb)
+		}
+	}
+	uids, err := restarted.List()
+	if err != nil || len(uids) != 3 {
+		t.Errorf("List = %v, %v; want the three pods", uids, err)
+	}
+	ipam := filepath.Join(dataDir, "ipam", "skiff")
+	for _, p := range []network.Pod{pod, second, withPort} {
+		if err := restarted.Teardown(ctx, p.UID); err != nil {
+			t.Fatalf("Teardown(%s): %v", p.Name, err)
+		}
+	}
+	entries, err := os.ReadDir(ipam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if net.ParseIP(e.Name()) != nil {
+			t.Errorf("address %s still reserved after every pod's teardown", e.Name())
+		}
+	}
+	for _, dir := range []string{"netns", "pods"} {
+		if left, _ := os.ReadDir(filepath.Join(dataDir, dir)); len(left) != 0 {
+			t.Errorf("%s left: %d entries", dir, len(left))
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/containerd/containerd/pkg/netns"
 	gocni "github.com/containerd/go-cni"
 	"github.com/sirupsen/logrus"
 )
@@ -41,27 +40,18 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 			return Sandbox{}, fmt.Errorf("cleaning up the pod's earlier sandbox: %w", err)
 		}
 	}
-	if err := os.MkdirAll(n.podDir(pod.UID), 0o700); err != nil {
-		return Sandbox{}, fmt.Errorf("creating pod network dir: %w", err)
-	}
-	ns, err := netns.NewNetNS(n.netnsDir(pod.UID))
-	if err != nil {
-		return Sandbox{}, fmt.Errorf("creating network namespace: %w", err)
+	if len(pod.Ports) == 0 {
+		if sb, ok := n.takePooled(pod); ok {
+			return sb, nil
+		}
 	}
 	defer func() {
 		if retErr != nil {
 			n.undo(pod.UID)
 		}
 	}()
-	if err := loopbackUp(ns); err != nil {
-		return Sandbox{}, err
-	}
-	st := state{NetNSPath: ns.GetPath(), Ports: pod.Ports}
-	res, err := n.cniFor(len(pod.Ports) > 0).Setup(ctx, pod.UID, st.NetNSPath, n.namespaceOpts(pod.Namespace, pod.Name, pod.UID, pod.Ports)...)
+	st, err := n.attach(ctx, pod.UID, pod)
 	if err != nil {
-		return Sandbox{}, fmt.Errorf("setting up pod network: %w", err)
-	}
-	if st.IP, err = podIP(res); err != nil {
 		return Sandbox{}, err
 	}
 	if err := n.writeFiles(pod, st.IP); err != nil {

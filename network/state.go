@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/containerd/containerd/pkg/netns"
 )
@@ -18,6 +17,18 @@ type state struct {
 	NetNSPath   string        `json:"netns,omitempty"`
 	IP          string        `json:"ip"`
 	Ports       []PortMapping `json:"ports,omitempty"`
+	// CNIID is the container ID the CNI plugins know the sandbox by, when
+	// it is not the pod's UID: a sandbox made ahead (pool.go), whose
+	// namespace is in netns/<CNIID>/.
+	CNIID string `json:"cniID,omitempty"`
+}
+
+// cniID is the container ID CNI knows the sandbox of pod uid by.
+func (st state) cniID(uid string) string {
+	if st.CNIID != "" {
+		return st.CNIID
+	}
+	return uid
 }
 
 func (n *Network) statePath(uid string) string {
@@ -95,21 +106,9 @@ func (n *Network) Find(uid string) (sb Sandbox, ok bool, err error) {
 
 // List returns the UIDs of the pods that have (part of) a sandbox, so
 // that recovery can tear down those of pods deleted while skiffd was down.
+// The pool's sandboxes are not pods'.
 func (n *Network) List() ([]string, error) {
-	var uids []string
-	for _, dir := range []string{filepath.Join(n.cfg.DataDir, "pods"), filepath.Join(n.cfg.DataDir, "netns")} {
-		entries, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("listing sandboxes: %w", err)
-		}
-		for _, e := range entries {
-			if e.IsDir() && !slices.Contains(uids, e.Name()) {
-				uids = append(uids, e.Name())
-			}
-		}
-	}
-	slices.Sort(uids)
-	return uids, nil
+	return n.listDirs(func(name string) bool { return !isPoolID(name) })
 }
 
 // validUID refuses UIDs that would escape the data dir.

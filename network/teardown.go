@@ -30,13 +30,17 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 		// A damaged state file must not keep the pod's network forever.
 		logrus.WithError(err).WithField("uid", uid).Warn("ignoring the sandbox state")
 	}
-	paths, err := n.netnsPaths(uid)
+	cniID := st.cniID(uid)
+	if err := validUID(cniID); err != nil {
+		return err
+	}
+	paths, err := n.netnsPaths(cniID)
 	if err != nil {
 		return err
 	}
 	if !st.HostNetwork && (len(paths) > 0 || st.NetNSPath != "") {
 		// Without a state (an interrupted Setup), portmap may have run.
-		if err := n.detach(ctx, uid, paths, st.Ports, !known || len(st.Ports) > 0); err != nil {
+		if err := n.detach(ctx, cniID, paths, st.Ports, !known || len(st.Ports) > 0); err != nil {
 			return err
 		}
 	}
@@ -45,7 +49,9 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 			return fmt.Errorf("removing network namespace: %w", err)
 		}
 	}
-	for _, dir := range []string{n.netnsDir(uid), n.podDir(uid)} {
+	// NOTE: the sandbox's namespace directory goes before the pod's
+	// record of it, which is how a crash in between finds it again.
+	for _, dir := range []string{n.netnsDir(cniID), n.netnsDir(uid), n.podDir(uid)} {
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("removing pod network files: %w", err)
 		}
@@ -54,10 +60,10 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 	return nil
 }
 
-// detach runs CNI DEL for the pod, inside its namespace if that still
-// exists, else without one (the plugins then free what lives outside it:
-// the IP, the iptables rules).
-func (n *Network) detach(ctx context.Context, uid string, paths []string, ports []PortMapping, hostPorts bool) error {
+// detach runs CNI DEL for the sandbox CNI knows as id, inside its
+// namespace if that still exists, else without one (the plugins then free
+// what lives outside it: the IP, the iptables rules).
+func (n *Network) detach(ctx context.Context, id string, paths []string, ports []PortMapping, hostPorts bool) error {
 	if err := n.pluginsInstalled(); err != nil {
 		return fmt.Errorf("tearing down pod network: %w", err)
 	}
@@ -68,8 +74,9 @@ func (n *Network) detach(ctx context.Context, uid string, paths []string, ports 
 			break
 		}
 	}
-	// The plugins key what they remove on the container ID (the pod UID).
-	if err := n.cniFor(hostPorts).Remove(ctx, uid, path, n.namespaceOpts("", "", uid, ports)...); err != nil {
+	// The plugins key what they remove on the container ID (the pod UID,
+	// or the pool's ID of a sandbox made ahead).
+	if err := n.cniFor(hostPorts).Remove(ctx, id, path, n.namespaceOpts("", "", id, ports)...); err != nil {
 		return fmt.Errorf("tearing down pod network: %w", err)
 	}
 	return nil

@@ -125,6 +125,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.ImageGCLow, "image-gc-low-threshold", 80, "image disk usage percent image garbage collection frees down to")
 	fs.StringVar(&cfg.PodSubnet, "pod-subnet", network.DefaultSubnet, "IPv4 range of the pods' network (must not overlap the host's routes)")
 	fs.StringVar(&cfg.PodBridge, "pod-bridge", network.DefaultBridge, "host bridge the pods are attached to")
+	fs.IntVar(&cfg.PodNetworkPool, "pod-network-pool", network.DefaultPoolSize, "pod networks (namespace, address, veth) kept made ahead so that the next pods without hostPorts start without waiting for theirs (0 = none)")
 	fs.Func("cni-bin-dir", "comma-separated directories holding the CNI plugins (default "+strings.Join(network.DefaultPluginDirs, ",")+")", func(v string) error {
 		cfg.CNIBinDirs = strings.Split(v, ",")
 		return nil
