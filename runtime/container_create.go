@@ -43,9 +43,20 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 		return err
 	}
 	defer func() {
-		dctx, cancel := deferContext(ctx)
-		defer cancel()
-		_ = done(dctx)
+		if retErr != nil {
+			dctx, cancel := deferContext(ctx)
+			defer cancel()
+			_ = done(dctx)
+			return
+		}
+		// NOTE: once the container record holds the snapshot the lease
+		// protects nothing: it goes off the start's path (one containerd
+		// write). A crash before leaves it to the sweep (sweepLeases).
+		r.background(func() {
+			dctx, cancel := deferContext(ctx)
+			defer cancel()
+			_ = done(dctx)
+		})
 	}()
 
 	if err := r.prepareSnapshot(ctx, cfg.ID, img, facts.chainID); err != nil {

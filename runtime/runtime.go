@@ -85,6 +85,15 @@ func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*R
 	return r, nil
 }
 
+// background runs f off the caller's path; Close waits for it.
+func (r *Runtime) background(f func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		f()
+	}()
+}
+
 // Close closes the client connection (containers keep running). Exit
 // channels handed out earlier never yield afterwards.
 func (r *Runtime) Close() error {

@@ -158,7 +158,8 @@ func (r *Runtime) sweepSnapshots(ctx context.Context, haveContainer map[string]b
 }
 
 // sweepLeases deletes Create's leases: Create holds the ID's lock for as
-// long as its lease lives.
+// long as its lease protects a snapshot no container holds yet (a lease
+// whose deletion Create left to the background is deleted twice: fine).
 func (r *Runtime) sweepLeases(ctx context.Context) error {
 	ls := r.client.LeasesService()
 	list, err := ls.List(ctx, fmt.Sprintf("id~=%q", "^"+createLease("")))

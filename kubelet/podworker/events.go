@@ -77,8 +77,10 @@ func (r *containerRun) ensureImage(ctx context.Context) (skiffruntime.ImageInfo,
 	}
 	switch {
 	case present && policy != skiffruntime.PullAlways:
+		// NOTE: nothing to pull; the container's creation unpacks the
+		// image's layers if they are not.
 		r.event(corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", image)
-		return info, rt.EnsureImage(ctx, image, policy)
+		return info, nil
 	case policy == skiffruntime.PullNever:
 		err := rt.EnsureImage(ctx, image, policy)
 		if errors.Is(err, skiffruntime.ErrImageNotPresent) {
