@@ -38,12 +38,13 @@ func volumeDir(root, uid, kind, name string) string {
 // setUpVolumes prepares every volume of the pod, retrying with back-off
 // while one fails (the kubelet keeps the containers in ContainerCreating
 // and reports FailedMount); false when the pod is stopped first.
-func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod) bool {
+func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod, first *volumesAttempt) bool {
 	for try := 0; ; try++ {
-		// Taken before the objects are read: a ConfigMap or Secret that
-		// appears meanwhile wakes the wait below.
-		changed := w.m.sources.changed(pod.Namespace)
-		vols, err := setUpVolumes(pod, w.m.cfg.VolumeRoot, w.m.node, w.m.sources)
+		attempt := first
+		if try > 0 || attempt == nil {
+			attempt = w.tryVolumes(pod)
+		}
+		changed, vols, err := attempt.wait()
 		if err == nil {
 			w.volumes = vols
 			w.startVolumeRefresh(ctx, pod, changed)
@@ -62,6 +63,34 @@ func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod) bool {
 			return false
 		}
 	}
+}
+
+// volumesAttempt is one attempt at setting up the pod's volumes, made in
+// the background: the pod's first is made beside its network's setup and
+// its admission's status write, which share nothing with it.
+type volumesAttempt struct {
+	done    chan struct{}
+	changed <-chan struct{} // sourceReader.changed, taken before the objects were read
+	vols    map[string]podVolume
+	err     error
+}
+
+// tryVolumes starts an attempt at the pod's volumes.
+func (w *worker) tryVolumes(pod *corev1.Pod) *volumesAttempt {
+	// NOTE: taken before the objects are read: a ConfigMap or Secret that
+	// appears meanwhile wakes setUpVolumes' wait.
+	a := &volumesAttempt{done: make(chan struct{}), changed: w.m.sources.changed(pod.Namespace)}
+	go func() {
+		defer close(a.done)
+		a.vols, a.err = setUpVolumes(pod, w.m.cfg.VolumeRoot, w.m.node, w.m.sources)
+	}()
+	return a
+}
+
+// wait waits for the attempt's end.
+func (a *volumesAttempt) wait() (changed <-chan struct{}, vols map[string]podVolume, err error) {
+	<-a.done
+	return a.changed, a.vols, a.err
 }
 
 // showWaitingMessage puts msg on the containers still waiting for the pod

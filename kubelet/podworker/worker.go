@@ -152,13 +152,15 @@ func (w *worker) run(ctx context.Context) {
 		w.reject(reasonSysctlForbidden, msg)
 		return
 	}
+	volumes := w.tryVolumes(pod)
 	pod, ok := w.admitWithSandbox(ctx, pod)
 	if !ok {
+		volumes.wait() // NOTE: what it made is the pod's teardown's or the sweep's
 		return
 	}
 	deadlineCtx, stopDeadline := context.WithCancel(ctx)
 	go w.enforceDeadline(deadlineCtx, pod)
-	ok = w.runPod(ctx, pod)
+	ok = w.runPod(ctx, pod, volumes)
 	stopDeadline()
 	if !ok || ctx.Err() != nil {
 		return // the daemon is stopping: leave the pod for recovery
@@ -166,10 +168,11 @@ func (w *worker) run(ctx context.Context) {
 	w.finish(pod)
 }
 
-// runPod sets up the pod's volumes and runs its containers until they are
-// all done; false when the daemon stops or the pod is gone.
-func (w *worker) runPod(ctx context.Context, pod *corev1.Pod) bool {
-	if !w.setUpVolumes(ctx, pod) {
+// runPod sets up the pod's volumes (volumes is the first attempt, under
+// way) and runs its containers until they are all done; false when the
+// daemon stops or the pod is gone.
+func (w *worker) runPod(ctx context.Context, pod *corev1.Pod, volumes *volumesAttempt) bool {
+	if !w.setUpVolumes(ctx, pod, volumes) {
 		return ctx.Err() == nil
 	}
 	w.startEphemeral(ctx, pod)
