@@ -38,6 +38,7 @@ import (
 	"github.com/skiff-sh/skiff/daemon/tainteviction"
 	"github.com/skiff-sh/skiff/db"
 	"github.com/skiff-sh/skiff/internal/buildinfo"
+	"github.com/skiff-sh/skiff/internal/memtrim"
 	"github.com/skiff-sh/skiff/kube"
 	"github.com/skiff-sh/skiff/kubelet"
 	"github.com/skiff-sh/skiff/kubelet/podworker"
@@ -452,12 +453,36 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if cfg.Ready != nil {
 		cfg.Ready(listen, socket)
 	}
+	goRun("start-up pages", dropStartupPages)
 	<-ctx.Done()
 	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
 	for _, s := range servers {
 		s.shutdown(shutdownCtx)
 	}
+	return nil
+}
+
+// startupSettle is how long after it serves skiffd gives its start-up
+// (the controllers' first lists and syncs) before it drops the mappings of
+// the executable's pages only start-up needed.
+const startupSettle = 10 * time.Second
+
+// dropStartupPages gives up, once start-up is over, the mappings of the
+// pages of skiffd's code and read-only data that package initialisation
+// and start-up touched once (memtrim): what runs again is mapped back.
+func dropStartupPages(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(startupSettle):
+	}
+	released, err := memtrim.ExecutableReadOnly()
+	if err != nil {
+		logrus.WithError(err).Warn("dropping start-up's pages of skiffd's executable")
+		return nil
+	}
+	logrus.WithField("resident", fmt.Sprintf("%.1f MiB", float64(released)/(1<<20))).Debug("dropped start-up's mappings of skiffd's executable")
 	return nil
 }
 
