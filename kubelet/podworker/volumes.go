@@ -41,7 +41,8 @@ func volumeDir(root, uid, kind, name string) string {
 func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod, first *volumesAttempt) bool {
 	for try := 0; ; try++ {
 		attempt := first
-		if try > 0 || attempt == nil {
+		if try > 0 || attempt == nil || !attempt.fresh(w.m.now()) {
+			attempt.wait() // NOTE: never two at once over the same files
 			attempt = w.tryVolumes(pod)
 		}
 		changed, vols, err := attempt.wait()
@@ -69,6 +70,7 @@ func (w *worker) setUpVolumes(ctx context.Context, pod *corev1.Pod, first *volum
 // the background: the pod's first is made beside its network's setup and
 // its admission's status write, which share nothing with it.
 type volumesAttempt struct {
+	started time.Time
 	done    chan struct{}
 	changed <-chan struct{} // sourceReader.changed, taken before the objects were read
 	vols    map[string]podVolume
@@ -79,7 +81,7 @@ type volumesAttempt struct {
 func (w *worker) tryVolumes(pod *corev1.Pod) *volumesAttempt {
 	// NOTE: taken before the objects are read: a ConfigMap or Secret that
 	// appears meanwhile wakes setUpVolumes' wait.
-	a := &volumesAttempt{done: make(chan struct{}), changed: w.m.sources.changed(pod.Namespace)}
+	a := &volumesAttempt{started: w.m.now(), done: make(chan struct{}), changed: w.m.sources.changed(pod.Namespace)}
 	go func() {
 		defer close(a.done)
 		a.vols, a.err = setUpVolumes(pod, w.m.cfg.VolumeRoot, w.m.node, w.m.sources)
@@ -87,10 +89,23 @@ func (w *worker) tryVolumes(pod *corev1.Pod) *volumesAttempt {
 	return a
 }
 
-// wait waits for the attempt's end.
+// wait waits for the attempt's end; a nil attempt has none.
 func (a *volumesAttempt) wait() (changed <-chan struct{}, vols map[string]podVolume, err error) {
+	if a == nil {
+		return nil, nil, nil
+	}
 	<-a.done
 	return a.changed, a.vols, a.err
+}
+
+// attemptFreshFor is how old an attempt made before the pod's admission
+// may be for its volumes to be used: an admission that waited longer (a
+// network being fixed) gets volumes made again, with fresh tokens.
+const attemptFreshFor = 10 * time.Second
+
+// fresh reports whether the attempt started less than attemptFreshFor ago.
+func (a *volumesAttempt) fresh(now time.Time) bool {
+	return a != nil && now.Sub(a.started) < attemptFreshFor
 }
 
 // showWaitingMessage puts msg on the containers still waiting for the pod

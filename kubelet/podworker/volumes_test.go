@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -232,5 +233,24 @@ func TestSetUpVolumeErrors(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestVolumesAttemptFresh(t *testing.T) {
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	a := &volumesAttempt{started: at}
+	for _, tc := range []struct {
+		a    *volumesAttempt
+		now  time.Time
+		want bool
+	}{
+		{a, at, true},
+		{a, at.Add(attemptFreshFor - time.Millisecond), true},
+		{a, at.Add(attemptFreshFor), false}, // the admission waited: made again
+		{nil, at, false},
+	} {
+		if got := tc.a.fresh(tc.now); got != tc.want {
+			t.Errorf("fresh(%v) of an attempt started at %v = %v, want %v", tc.now, at, got, tc.want)
+		}
 	}
 }
