@@ -64,7 +64,7 @@ const (
 	DefaultResolvConf    = "/etc/resolv.conf"
 	DefaultHostsFile     = "/etc/hosts"
 	// DefaultPoolSize is skiffd's --pod-network-pool.
-	DefaultPoolSize = 4
+	DefaultPoolSize = 8
 )
 
 // DefaultPluginDirs are where Debian's containernetworking-plugins and the
