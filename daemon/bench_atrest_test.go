@@ -54,8 +54,8 @@ func atRest(b *testing.B) {
 	idleAtStartParts := rssOfParts(b, s.cmd.Process.Pid, storePath)
 	// NOTE: idle is skiffd's steady state: past start-up (its mappings of
 	// the executable's pages only start-up used go 10 s after it serves)
-	// and through a minute of its periodic work (heartbeats, sweeps,
-	// resyncs), which maps back what it uses.
+	// and through every loop of its periodic work (heartbeats, sweeps,
+	// resyncs, image garbage collection), which maps back what it uses.
 	time.Sleep(time.Until(started.Add(steadyAfter)))
 	idle := vmRSS(b, s.cmd.Process.Pid)
 	idleParts := rssOfParts(b, s.cmd.Process.Pid, storePath)
@@ -139,8 +139,9 @@ func atRest(b *testing.B) {
 func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
 // steadyAfter is when, after its start, an idle skiffd's resident memory
-// is its steady state's (see atRest).
-const steadyAfter = 75 * time.Second
+// is its steady state's (see atRest): every periodic loop has run, the
+// slowest (node status, image garbage collection) every 5 minutes.
+const steadyAfter = 5*time.Minute + 30*time.Second
 
 // settledRSS is skiffd's VmRSS once it is at rest: its threads ran or
 // waited for a CPU less than 5% of half a second (start-up's lists and
