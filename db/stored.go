@@ -30,6 +30,18 @@ func (s Stored) Decode(r Resource) (Object, error) {
 // matching sel as of rv (0: the snapshot's own), ordered by namespace then
 // name, as stored.
 func (tx *Tx) ListStoredAt(r Resource, namespace string, sel labels.Selector, rv uint64) ([]Stored, error) {
+	return tx.ListStoredInto(newBuffer, r, namespace, sel, rv)
+}
+
+// newBuffer is a new buffer of capacity n.
+func newBuffer(n int) []byte { return make([]byte, 0, n) }
+
+// ListStoredInto is ListStoredAt copying the objects' JSON into the buffer
+// that buffer(n) returns (length 0, capacity n or more; n is the size of
+// all of it): a caller that owns that buffer can reuse it for another list
+// once it no longer reads the Stored values. buffer is called inside the
+// read transaction: it must not use the store.
+func (tx *Tx) ListStoredInto(buffer func(n int) []byte, r Resource, namespace string, sel labels.Selector, rv uint64) ([]Stored, error) {
 	var values []keyValue
 	switch {
 	case rv == 0 || rv == tx.rv:
@@ -74,7 +86,10 @@ func (tx *Tx) ListStoredAt(r Resource, namespace string, sel labels.Selector, rv
 		keys.Write(h.key)
 	}
 	allKeys := keys.String()
-	buf := make([]byte, 0, dataSize)
+	buf := buffer(dataSize)[:0]
+	if cap(buf) < dataSize {
+		buf = newBuffer(dataSize)
+	}
 	out := make([]Stored, len(hits))
 	for i, h := range hits {
 		key := allKeys[:len(h.key)]
@@ -106,10 +121,16 @@ func (tx *Tx) values(r Resource, namespace string) []keyValue {
 // ListStoredAt is Tx.ListStoredAt in its own read transaction; rv 0 lists
 // the newest state. It returns the resourceVersion the list is at.
 func (s *Store) ListStoredAt(r Resource, namespace string, sel labels.Selector, rv uint64) ([]Stored, uint64, error) {
+	return s.ListStoredInto(newBuffer, r, namespace, sel, rv)
+}
+
+// ListStoredInto is Tx.ListStoredInto in its own read transaction; rv 0
+// lists the newest state. It returns the resourceVersion the list is at.
+func (s *Store) ListStoredInto(buffer func(n int) []byte, r Resource, namespace string, sel labels.Selector, rv uint64) ([]Stored, uint64, error) {
 	var objs []Stored
 	err := s.Read(func(tx *Tx) error {
 		var err error
-		objs, err = tx.ListStoredAt(r, namespace, sel, rv)
+		objs, err = tx.ListStoredInto(buffer, r, namespace, sel, rv)
 		if rv == 0 {
 			rv = tx.rv
 		}
