@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +41,23 @@ func TestListBuffer(t *testing.T) {
 				t.Error("still holding a pooled buffer after release")
 			}
 		})
+	}
+}
+
+// TestSpareListBuffer: a large list's buffer serves the next large list,
+// unless a GC came between them.
+func TestSpareListBuffer(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var first, second listBuffer
+	a := first.get(minPooledList)
+	first.release()
+	if b := second.get(minPooledList); &a[:1][0] != &b[:1][0] {
+		t.Error("the second list did not reuse the first one's buffer")
+	}
+	second.release()
+	runtime.GC()
+	if spareList.buf.Value() != nil {
+		t.Error("the spare buffer outlived a GC")
 	}
 }
 
