@@ -15,7 +15,7 @@ import (
 // NOTE: what is retained: at most one spare buffer, of minPooledList to
 // maxPooledList bytes, and never past the next GC cycle, which does not
 // count it as live (a sync.Pool's buffer would be: it raised the heap goal
-// and left skiffd 30 to 60 MiB larger after BenchmarkAtRest's lists).
+// and left skiffd 20 to 60 MiB larger after BenchmarkAtRest's lists).
 // Lists in progress at once each have their own buffer.
 var spareList struct {
 	mu  sync.Mutex

@@ -111,7 +111,7 @@ func writeBody(w http.ResponseWriter, r *http.Request, body io.WriterTo) {
 // copyingWriter writes to bw in pieces no larger than its buffer, so that
 // bw copies every byte rather than handing a large piece on as it is.
 // NOTE: a list's stored JSON is in a buffer that the next list reuses once
-// the handler returns (listBuffers), and HTTP/2's response writer returns
+// the handler returns (spareList), and HTTP/2's response writer returns
 // when its stream is reset without waiting for the connection's writer to
 // be done with the bytes it was handed.
 type copyingWriter struct{ bw *bufio.Writer }

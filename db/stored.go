@@ -13,7 +13,8 @@ import (
 // JSON (without apiVersion, kind and resourceVersion; see the package doc).
 // A list that only passes objects on (the API's JSON lists) need not decode
 // them: decoding and re-encoding is most of a large list's cost. The items
-// of one list share two allocations (ListStoredAt): what outlives the list
+// of one list share two allocations (ListStoredAt), the buffer of their
+// JSON possibly the caller's own (ListStoredInto): what outlives the list
 // is copied, not kept.
 type Stored struct {
 	Namespace, Name string
