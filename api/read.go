@@ -111,7 +111,9 @@ func (s *server) listOrWatch(rs *resource, forceWatch bool) http.HandlerFunc {
 			s.watch(w, r, rs, v["namespace"], opts)
 			return
 		}
-		items, meta, err := s.listPage(r.Context(), rs, v["namespace"], opts)
+		var buf listBuffer
+		defer buf.release()
+		items, meta, err := s.listPage(r.Context(), rs, v["namespace"], opts, buf.get)
 		if err != nil {
 			writeError(w, r, statusFor(err, rs.groupResource(), ""))
 			return
@@ -122,13 +124,14 @@ func (s *server) listOrWatch(rs *resource, forceWatch bool) http.HandlerFunc {
 
 // listPage reads the page of a list that opts ask for, from one snapshot:
 // every page of a paginated list comes from the resourceVersion of its
-// first page (carried in the continue token).
-func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts listOptions) ([]listed, metav1.ListMeta, error) {
+// first page (carried in the continue token). The items' stored JSON is in
+// the buffer that buffer returns (see db.ListStoredInto).
+func (s *server) listPage(ctx context.Context, rs *resource, ns string, opts listOptions, buffer func(n int) []byte) ([]listed, metav1.ListMeta, error) {
 	at, err := s.listVersion(ctx, opts)
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
-	stored, rv, err := s.store.ListStoredAt(rs.store, ns, opts.LabelSelector, at)
+	stored, rv, err := s.store.ListStoredInto(buffer, rs.store, ns, opts.LabelSelector, at)
 	switch {
 	case errors.Is(err, db.ErrExpired) && opts.cont != nil:
 		return nil, metav1.ListMeta{}, expiredContinue(opts.cont)

@@ -103,9 +103,30 @@ func writeBody(w http.ResponseWriter, r *http.Request, body io.WriterTo) {
 	}
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if _, err := body.WriteTo(bw); err == nil {
+	if _, err := body.WriteTo(copyingWriter{bw}); err == nil {
 		_ = bw.Flush()
 	}
+}
+
+// copyingWriter writes to bw in pieces no larger than its buffer, so that
+// bw copies every byte rather than handing a large piece on as it is.
+// NOTE: a list's stored JSON is in a buffer that the next list reuses once
+// the handler returns (spareList), and HTTP/2's response writer returns
+// when its stream is reset without waiting for the connection's writer to
+// be done with the bytes it was handed.
+type copyingWriter struct{ bw *bufio.Writer }
+
+func (c copyingWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		m, err := c.bw.Write(p[:min(len(p), c.bw.Size())])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
 }
 
 // decodeChunk is how many items one goroutine of decodeListed decodes.
