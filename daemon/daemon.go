@@ -507,10 +507,8 @@ func startPodNetwork(cfg Config, node kubelet.Node, services serviceNetwork) (*n
 		return nil, fmt.Errorf("configuring the pod network: %w", err)
 	}
 	// NOTE: before any pod's network is set up or torn down: what an
-	// earlier skiffd made ahead and no pod took goes.
-	sweepCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := podNet.SweepPool(sweepCtx); err != nil {
+	// earlier skiffd made ahead and no pod took goes (RunPool).
+	if err := podNet.SweepPool(); err != nil {
 		logrus.WithError(err).Warn("removing the pod networks an earlier run made ahead")
 	}
 	err = podNet.Prepare()

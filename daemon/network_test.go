@@ -519,6 +519,9 @@ func TestPodNetworkNoLeaks(t *testing.T) {
 	s.extra = append(s.extra, "--pod-network-pool", "0")
 	s.start()
 	netDir := filepath.Join(s.dataDir, "network")
+	waitFor(t, time.Minute, "the networks made ahead to be removed", func() (bool, error) {
+		return len(dirNames(t, filepath.Join(netDir, "netns"))) == 0 && len(dirNames(t, filepath.Join(netDir, "pods"))) == 0, nil
+	})
 	if left := dirNames(t, filepath.Join(netDir, "ipam", "skiff")); strings.Join(left, " ") != "last_reserved_ip.0 lock" {
 		t.Errorf("host-local still holds %v", left)
 	}
@@ -613,15 +616,19 @@ func TestPodNetworkSurvivesKill(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.dataDir, "network", "ipam", "skiff", leftover.ip)); !os.IsNotExist(err) {
 		t.Errorf("the leftover's address %s is still reserved (%v)", leftover.ip, err)
 	}
-	if veths := dirNames(t, filepath.Join("/sys/class/net", s.bridge, "brif")); len(veths) != 1 {
-		t.Errorf("veths on the bridge: %v, want the survivor's alone", veths)
-	}
-	for _, dir := range []string{"netns", "pods"} {
-		for _, name := range dirNames(t, filepath.Join(s.dataDir, "network", dir)) {
-			if name != string(web.UID) && name != filepath.Base(filepath.Dir(netns)) {
-				t.Errorf("network/%s/%s left after the restart", dir, name)
+	waitFor(t, time.Minute, "the networks made ahead and not taken to be removed", func() (bool, error) {
+		var left []string
+		for _, dir := range []string{"netns", "pods"} {
+			for _, name := range dirNames(t, filepath.Join(s.dataDir, "network", dir)) {
+				if name != string(web.UID) && name != filepath.Base(filepath.Dir(netns)) {
+					left = append(left, dir+"/"+name)
+				}
 			}
 		}
+		return len(left) == 0, nil
+	})
+	if veths := dirNames(t, filepath.Join("/sys/class/net", s.bridge, "brif")); len(veths) != 1 {
+		t.Errorf("veths on the bridge once the untaken networks are gone: %v, want the survivor's alone", veths)
 	}
 	again := waitPodRunning(t, s, "survivor")
 	if again.Status.PodIP != web.Status.PodIP {

@@ -124,7 +124,8 @@ type Network struct {
 	mu       sync.Mutex
 	prepared bool // the host rules are in place
 
-	pool *pool // nil without Config.PoolSize
+	pool  *pool    // nil without Config.PoolSize
+	stale []string // the pool's sandboxes an earlier run left, untaken (SweepPool)
 }
 
 // New writes the CNI configuration and returns the Network. It fails only

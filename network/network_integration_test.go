@@ -402,7 +402,10 @@ func TestPool(t *testing.T) {
 	n := openNetwork(t, cfg)
 	t.Cleanup(func() { // whatever a failed test left: as the next skiffd would
 		sweeper := openNetwork(t, network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet})
-		if err := sweeper.SweepPool(ctx); err != nil {
+		if err := sweeper.SweepPool(); err != nil {
+			t.Error(err)
+		}
+		if err := sweeper.RunPool(ctx); err != nil { // without a pool: the sweep's teardowns only
 			t.Error(err)
 		}
 		uids, _ := sweeper.List()
@@ -475,7 +478,10 @@ func TestPool(t *testing.T) {
 	stop()
 
 	restarted := openNetwork(t, network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet, HostIP: hostIP(t)})
-	if err := restarted.SweepPool(ctx); err != nil {
+	if err := restarted.SweepPool(); err != nil {
+		t.Fatal(err)
+	}
+	if err := restarted.RunPool(ctx); err != nil { // without a pool: the sweep's teardowns only
 		t.Fatal(err)
 	}
 	if left := poolRecords(t, dataDir); len(left) != 0 {
