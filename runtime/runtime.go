@@ -37,6 +37,7 @@ type Runtime struct {
 	images *imageCache
 
 	mu          sync.Mutex
+	closing     bool            // Close has begun: background runs nothing more
 	oom         map[string]bool // container IDs that had an OOM kill
 	orphanTasks map[string]bool // IDs the last sweep found task leftovers of
 }
@@ -85,9 +86,17 @@ func New(ctx context.Context, address, ns, logDriver string, opts ...Option) (*R
 	return r, nil
 }
 
-// background runs f off the caller's path; Close waits for it.
+// background runs f off the caller's path; Close waits for it. Once
+// Close has begun, f runs on the caller's path.
 func (r *Runtime) background(f func()) {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		f()
+		return
+	}
 	r.wg.Add(1)
+	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
 		f()
@@ -97,6 +106,9 @@ func (r *Runtime) background(f func()) {
 // Close closes the client connection (containers keep running). Exit
 // channels handed out earlier never yield afterwards.
 func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closing = true // NOTE: no wg.Add may race the Wait below
+	r.mu.Unlock()
 	r.cancel()
 	r.wg.Wait()
 	if err := r.client.Close(); err != nil {
