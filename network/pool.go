@@ -77,24 +77,46 @@ func newPoolID() (string, error) {
 // Config.PoolSize sandboxes ready until ctx ends. The pod network being
 // unavailable (plugins missing, subnet clashing) only delays it.
 func (n *Network) RunPool(ctx context.Context) error {
-	for _, id := range n.stale {
-		if err := n.Teardown(ctx, id); err != nil && ctx.Err() == nil {
-			logrus.WithError(err).WithField("sandbox", id).Warn("removing a pod network an earlier run made ahead")
-		}
-	}
+	stale := n.stale
 	n.stale = nil
 	p := n.pool
-	if p == nil {
-		return nil
-	}
 	wait := time.Duration(0)
 	for {
+		// NOTE: a teardown that fails (a plugin of the run that died may
+		// still hold what it made) is tried again, as the sweep of pods'
+		// networks does.
+		stale = slices.DeleteFunc(stale, func(id string) bool {
+			err := n.Teardown(ctx, id)
+			if err != nil && ctx.Err() == nil {
+				logrus.WithError(err).WithField("sandbox", id).Warn("removing a pod network an earlier run made ahead; trying again")
+			}
+			return err == nil
+		})
+		if len(stale) > 0 {
+			wait = min(max(2*wait, 100*time.Millisecond), poolRetryMax)
+		}
+		if p == nil {
+			if len(stale) == 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+			continue
+		}
+		made := len(stale) == 0
 		for len(p.ready) < p.size && ctx.Err() == nil {
-			id, err := n.makePooled(ctx)
+			id, left, err := n.makePooled(ctx)
+			if left != "" {
+				stale = append(stale, left)
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
+				made = false
 				wait = min(max(2*wait, 100*time.Millisecond), poolRetryMax)
 				// NOTE: an unusable network is said once, at start, and
 				// on each pod that waits for it.
@@ -103,8 +125,10 @@ func (n *Network) RunPool(ctx context.Context) error {
 				}
 				break
 			}
-			wait = 0
 			p.ready <- id
+		}
+		if made {
+			wait = 0
 		}
 		var retry <-chan time.Time
 		if wait > 0 {
@@ -120,28 +144,33 @@ func (n *Network) RunPool(ctx context.Context) error {
 }
 
 // makePooled makes one sandbox of the pool: a network namespace with lo up
-// and eth0 on the bridge. Nothing is left of it on error.
-func (n *Network) makePooled(ctx context.Context) (_ string, retErr error) {
+// and eth0 on the bridge. On error what it made is torn down; left is the
+// ID of what could not be, for the caller to try again.
+func (n *Network) makePooled(ctx context.Context) (id, left string, retErr error) {
 	if err := n.Prepare(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	id, err := newPoolID()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer func() {
 		if retErr != nil {
-			n.undo(id)
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := n.Teardown(tctx, id); err != nil {
+				id, left = "", id
+			}
 		}
 	}()
 	st, err := n.attach(ctx, id, Pod{UID: id, Name: id})
 	if err != nil {
-		return "", err
+		return id, "", err
 	}
 	if err := n.writeState(id, st); err != nil {
-		return "", err
+		return id, "", err
 	}
-	return id, nil
+	return id, "", nil
 }
 
 // takePooled gives the pod a sandbox of the pool, if one is ready: false

@@ -39,8 +39,10 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 		return err
 	}
 	if !st.HostNetwork && (len(paths) > 0 || st.NetNSPath != "") {
-		// Without a state (an interrupted Setup), portmap may have run.
-		if err := n.detach(ctx, cniID, paths, st.Ports, !known || len(st.Ports) > 0); err != nil {
+		// Without a state (an interrupted Setup), portmap may have run;
+		// never for the pool's sandboxes (pool.go), made without ports.
+		hostPorts := (!known && !isPoolID(uid)) || len(st.Ports) > 0
+		if err := n.detach(ctx, cniID, paths, st.Ports, hostPorts); err != nil {
 			return err
 		}
 	}
