@@ -35,6 +35,9 @@ const poolPrefix = "pool-"
 // poolRetryMax caps the wait between two failed attempts to fill the pool.
 const poolRetryMax = 30 * time.Second
 
+// poolAttachTimeout bounds the plugins' work on one sandbox of the pool.
+const poolAttachTimeout = 30 * time.Second
+
 // pool is the sandboxes made ahead in this process, ready to be taken.
 type pool struct {
 	size  int
@@ -163,7 +166,10 @@ func (n *Network) makePooled(ctx context.Context) (id, left string, retErr error
 			}
 		}
 	}()
-	st, err := n.attach(ctx, id, Pod{UID: id, Name: id})
+	// NOTE: bounded: a plugin that hangs must not keep the pool empty.
+	actx, cancel := context.WithTimeout(ctx, poolAttachTimeout)
+	defer cancel()
+	st, err := n.attach(actx, id, Pod{UID: id, Name: id})
 	if err != nil {
 		return id, "", err
 	}
