@@ -123,9 +123,11 @@ type Network struct {
 
 	mu       sync.Mutex
 	prepared bool // the host rules are in place
+	// stale are sandboxes of the pool for RunPool to tear down: those an
+	// earlier run left untaken (SweepPool), those a teardown failed for.
+	stale []string
 
-	pool  *pool    // nil without Config.PoolSize
-	stale []string // the pool's sandboxes an earlier run left, untaken (SweepPool)
+	pool *pool // nil without Config.PoolSize
 }
 
 // New writes the CNI configuration and returns the Network. It fails only

@@ -26,8 +26,8 @@ import (
 // lives under its UID: netns/<id>/ and pods/<id>/sandbox.json. A pod takes
 // one by writing its own sandbox.json naming the ID (state.CNIID), then
 // removing pods/<id>: from the first write on, the pod's Teardown removes
-// it. Sandboxes of the pool that no pod took are torn down by the next
-// skiffd's SweepPool, and never seen by List.
+// it. Sandboxes of the pool that no pod took are sorted out by the next
+// skiffd's SweepPool and torn down by its RunPool, and never seen by List.
 
 // poolPrefix starts the IDs of the pool's sandboxes; pod UIDs (UUIDs) never do.
 const poolPrefix = "pool-"
@@ -76,94 +76,65 @@ func newPoolID() (string, error) {
 	return poolPrefix + hex.EncodeToString(b), nil
 }
 
-// RunPool tears down the sandboxes SweepPool found no pod took, then keeps
-// Config.PoolSize sandboxes ready until ctx ends. The pod network being
-// unavailable (plugins missing, subnet clashing) only delays it.
+// RunPool tears down the sandboxes left to it (stale), then keeps
+// Config.PoolSize sandboxes ready until ctx ends; without a pool it returns
+// once none is left. The pod network being unavailable (plugins missing,
+// subnet clashing), or a teardown failing, only delays it.
 func (n *Network) RunPool(ctx context.Context) error {
-	stale := n.stale
-	n.stale = nil
 	p := n.pool
 	wait := time.Duration(0)
 	for {
-		// NOTE: a teardown that fails (a plugin of the run that died may
-		// still hold what it made) is tried again, as the sweep of pods'
-		// networks does.
-		stale = slices.DeleteFunc(stale, func(id string) bool {
-			err := n.Teardown(ctx, id)
-			if err != nil && ctx.Err() == nil {
-				logrus.WithError(err).WithField("sandbox", id).Warn("removing a pod network an earlier run made ahead; trying again")
-			}
-			return err == nil
-		})
-		if len(stale) > 0 {
-			wait = min(max(2*wait, 100*time.Millisecond), poolRetryMax)
-		}
-		if p == nil {
-			if len(stale) == 0 {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
-			}
-			continue
-		}
-		made := len(stale) == 0
-		for len(p.ready) < p.size && ctx.Err() == nil {
-			id, left, err := n.makePooled(ctx)
-			if left != "" {
-				stale = append(stale, left)
-			}
+		clean := n.removeStale(ctx)
+		filled := true
+		for p != nil && len(p.ready) < p.size && ctx.Err() == nil {
+			id, err := n.makePooled(ctx)
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				made = false
-				wait = min(max(2*wait, 100*time.Millisecond), poolRetryMax)
+				filled = false
 				// NOTE: an unusable network is said once, at start, and
 				// on each pod that waits for it.
-				if !errors.Is(err, ErrUnavailable) {
-					logrus.WithError(err).WithField("retry", wait).Warn("preparing a pod network ahead")
+				if !errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+					logrus.WithError(err).Warn("preparing a pod network ahead; trying again")
 				}
 				break
 			}
 			p.ready <- id
 		}
-		if made {
-			wait = 0
+		if p == nil && clean {
+			return nil
 		}
 		var retry <-chan time.Time
-		if wait > 0 {
+		if clean && filled {
+			wait = 0
+		} else {
+			wait = min(max(2*wait, 100*time.Millisecond), poolRetryMax)
 			retry = time.After(wait)
+		}
+		var taken <-chan struct{}
+		if p != nil {
+			taken = p.taken
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-p.taken:
+		case <-taken:
 		case <-retry:
 		}
 	}
 }
 
 // makePooled makes one sandbox of the pool: a network namespace with lo up
-// and eth0 on the bridge. On error what it made is torn down; left is the
-// ID of what could not be, for the caller to try again.
-func (n *Network) makePooled(ctx context.Context) (id, left string, retErr error) {
+// and eth0 on the bridge. On error what it made is discarded.
+func (n *Network) makePooled(ctx context.Context) (_ string, retErr error) {
 	if err := n.Prepare(); err != nil {
-		return "", "", err
+		return "", err
 	}
 	id, err := newPoolID()
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	defer func() {
 		if retErr != nil {
-			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if err := n.Teardown(tctx, id); err != nil {
-				id, left = "", id
-			}
+			n.discard(id)
 		}
 	}()
 	// NOTE: bounded: a plugin that hangs must not keep the pool empty.
@@ -171,12 +142,43 @@ func (n *Network) makePooled(ctx context.Context) (id, left string, retErr error
 	defer cancel()
 	st, err := n.attach(actx, id, Pod{UID: id, Name: id})
 	if err != nil {
-		return id, "", err
+		return "", err
 	}
 	if err := n.writeState(id, st); err != nil {
-		return id, "", err
+		return "", err
 	}
-	return id, "", nil
+	return id, nil
+}
+
+// discard tears down the pool's sandbox id, or leaves it to RunPool to
+// try again (a plugin of a run that died may still hold what it made).
+func (n *Network) discard(id string) {
+	if n.undo(id) != nil {
+		n.mu.Lock()
+		n.stale = append(n.stale, id)
+		n.mu.Unlock()
+	}
+}
+
+// removeStale tears down the sandboxes left to RunPool; false when some
+// are still left.
+func (n *Network) removeStale(ctx context.Context) bool {
+	n.mu.Lock()
+	stale := n.stale
+	n.stale = nil
+	n.mu.Unlock()
+	for i, id := range stale {
+		if err := n.Teardown(ctx, id); err != nil {
+			if ctx.Err() == nil {
+				logrus.WithError(err).WithField("sandbox", id).Warn("removing a pod network made ahead; trying again later")
+			}
+			n.mu.Lock()
+			n.stale = append(n.stale, stale[i:]...)
+			n.mu.Unlock()
+			return false
+		}
+	}
+	return true
 }
 
 // takePooled gives the pod a sandbox of the pool, if one is ready: false
@@ -196,7 +198,7 @@ func (n *Network) takePooled(pod Pod) (Sandbox, bool) {
 	}
 	if err != nil {
 		log.WithError(err).Warn("taking a pod network made ahead; making one for the pod")
-		n.undo(id)
+		n.discard(id)
 		if err := os.RemoveAll(n.podDir(pod.UID)); err != nil {
 			log.WithError(err).Warn("removing the pod's network files")
 		}
@@ -260,7 +262,9 @@ func (n *Network) SweepPool() error {
 			errs = append(errs, os.RemoveAll(n.podDir(id)))
 			continue
 		}
+		n.mu.Lock()
 		n.stale = append(n.stale, id)
+		n.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }

@@ -47,7 +47,7 @@ func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 	}
 	defer func() {
 		if retErr != nil {
-			n.undo(pod.UID)
+			_ = n.undo(pod.UID) // NOTE: the sweep of pods' networks tries again
 		}
 	}()
 	st, err := n.attach(ctx, pod.UID, pod)
@@ -80,12 +80,14 @@ func (n *Network) setupHostNetwork(pod Pod) (Sandbox, error) {
 
 // undo tears down a half-made sandbox, with a context of its own: the
 // caller's may be what ended the setup.
-func (n *Network) undo(uid string) {
+func (n *Network) undo(uid string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := n.Teardown(ctx, uid); err != nil {
+	err := n.Teardown(ctx, uid)
+	if err != nil {
 		logrus.WithError(err).WithField("uid", uid).Error("undoing a failed pod network setup")
 	}
+	return err
 }
 
 // hasLeftovers reports whether anything of an earlier sandbox of the pod
