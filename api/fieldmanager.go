@@ -26,8 +26,17 @@ type fieldManagerKey struct {
 	status bool
 }
 
-// fieldManagers are built once, on first use.
+// fieldManagers are built once: by PrepareWrites, or by the first write.
 var fieldManagers = sync.OnceValues(buildFieldManagers)
+
+// PrepareWrites builds what every write needs and no read does: the field
+// managers, typed by the served OpenAPI schemas (about 50 ms of CPU and 24
+// MB of garbage, 0.4 MB kept). kube-apiserver builds them as it installs
+// its groups; a daemon that calls this as it starts spares its first write
+// the wait. Safe to call at any time, and more than once.
+func PrepareWrites() {
+	_, _ = fieldManagers()
+}
 
 // fieldManagerFor is the field manager of rs (or of its status).
 func fieldManagerFor(rs *resource, status bool) (*managedfields.FieldManager, error) {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -193,6 +194,9 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 		return err
 	}
 	defer unlock()
+	// NOTE: beside the start-up, not after it: the first write after ready
+	// would wait for it (50 ms), and nothing else needs it.
+	go api.PrepareWrites()
 	if cfg.Socket != "" {
 		// Early, before anything is started on behalf of a skiffd that
 		// cannot serve; serve claims it again when it listens.
@@ -477,6 +481,9 @@ func dropStartupPages(ctx context.Context) error {
 		return nil
 	case <-time.After(startupSettle):
 	}
+	// NOTE: start-up's garbage (the first lists, the field managers'
+	// schemas) would otherwise go back to the kernel over minutes.
+	debug.FreeOSMemory()
 	released, err := memtrim.ExecutableReadOnly()
 	if err != nil {
 		logrus.WithError(err).Warn("dropping start-up's pages of skiffd's executable")
