@@ -1,5 +1,6 @@
-// Package memtrim lets a process give up the mappings of its executable's
-// pages that only its start-up needed.
+// Package memtrim lets a process give up the mappings of file pages it
+// touched once and may not touch again: its executable's pages that only
+// its start-up needed, or a mapped file read whole once.
 //
 // A Go program's package initialisation touches code and read-only data
 // all over its binary once (skiffd's: every Kubernetes package registers
@@ -35,12 +36,26 @@ func ExecutableReadOnly() (released int64, err error) {
 		return 0, err
 	}
 	for _, s := range segments {
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, s.start, s.end-s.start, unix.MADV_DONTNEED); errno != 0 {
-			return released, fmt.Errorf("madvise %x-%x: %w", s.start, s.end, errno)
+		if err := Range(s.start, s.end-s.start); err != nil {
+			return released, err
 		}
 		released += s.rss
 	}
 	return released, nil
+}
+
+// Range drops the process's mappings of the pages in [addr, addr+length)
+// with MADV_DONTNEED. The range must lie in shared or read-only file
+// mappings: their pages stay in the page cache and come back at their next
+// touch, while a private page of the process's own would be lost.
+func Range(addr, length uintptr) error {
+	if length == 0 {
+		return nil
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_MADVISE, addr, length, unix.MADV_DONTNEED); errno != 0 {
+		return fmt.Errorf("madvise %x-%x: %w", addr, addr+length, errno)
+	}
+	return nil
 }
 
 // segment is a mapping of the executable: its address range and resident bytes.
