@@ -457,7 +457,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	if cfg.Ready != nil {
 		cfg.Ready(listen, socket)
 	}
-	goRun("start-up pages", dropStartupPages)
+	goRun("start-up pages", func(ctx context.Context) error { return dropStartupPages(ctx, store) })
 	<-ctx.Done()
 	shutdownCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
@@ -468,28 +468,35 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 }
 
 // startupSettle is how long after it serves skiffd gives its start-up
-// (the controllers' first lists and syncs) before it drops the mappings of
-// the executable's pages only start-up needed.
+// (the controllers' first lists and syncs) before it drops what only
+// start-up needed.
 const startupSettle = 10 * time.Second
 
-// dropStartupPages gives up, once start-up is over, the mappings of the
-// pages of skiffd's code and read-only data that package initialisation
-// and start-up touched once (memtrim): what runs again is mapped back.
-func dropStartupPages(ctx context.Context) error {
+// dropStartupPages gives up, once start-up is over, what start-up alone
+// used: the heap its lists and schemas freed (the Go runtime would give it
+// back over minutes), the mappings of the pages of skiffd's code and
+// read-only data that package initialisation touched once, and those of
+// the store's file, which the first lists and syncs read whole (memtrim,
+// db.Store.DropMapping). What runs again is mapped back.
+func dropStartupPages(ctx context.Context, store *db.Store) error {
 	select {
 	case <-ctx.Done():
 		return nil
 	case <-time.After(startupSettle):
 	}
-	// NOTE: start-up's garbage (the first lists, the field managers'
-	// schemas) would otherwise go back to the kernel over minutes.
 	debug.FreeOSMemory()
 	released, err := memtrim.ExecutableReadOnly()
 	if err != nil {
 		logrus.WithError(err).Warn("dropping start-up's pages of skiffd's executable")
-		return nil
 	}
-	logrus.WithField("resident", fmt.Sprintf("%.1f MiB", float64(released)/(1<<20))).Debug("dropped start-up's mappings of skiffd's executable")
+	storeSize, err := store.DropMapping()
+	if err != nil {
+		logrus.WithError(err).Warn("dropping start-up's pages of the store")
+	}
+	logrus.WithFields(logrus.Fields{
+		"executable": fmt.Sprintf("%.1f MiB", float64(released)/(1<<20)),
+		"store":      fmt.Sprintf("%.1f MiB", float64(storeSize)/(1<<20)),
+	}).Debug("dropped start-up's mappings of skiffd's executable and store")
 	return nil
 }
 

@@ -51,23 +51,13 @@ var firstLists = make(chan struct{}, 1)
 // gradually (a start onto 20000 objects stayed at 400 MiB resident for
 // 110 MB in use). Once no follower is taking or waiting for its first
 // list, and they decoded at least returnAfterListing bytes of stored JSON,
-// the freed memory goes back at once, and the store's pages they read
-// leave the process's mapping (resident memory counted the whole file).
+// the freed memory goes back at once.
 var (
 	listing     atomic.Int64 // followers taking or waiting for their first list
 	listedBytes atomic.Int64 // stored JSON they decoded since listing was last 0
 )
 
 const returnAfterListing = 32 << 20
-
-// releaseListed gives back what start-up's lists left behind: the heap
-// they freed, and the mapped pages of the store they read.
-func (f *follower) releaseListed() {
-	debug.FreeOSMemory()
-	if _, err := f.store.DropMapping(); err != nil {
-		f.log.WithError(err).Debug("dropping the store's mapped pages")
-	}
-}
 
 // start lists the resource, hands the list to OnList (or each object to
 // OnEvent as Added) and returns the watch that continues it.
@@ -76,7 +66,7 @@ func (f *follower) start(ctx context.Context) (*db.Watcher, error) {
 	defer func() {
 		if listing.Add(-1) == 0 && listedBytes.Load() >= returnAfterListing {
 			listedBytes.Store(0)
-			go f.releaseListed()
+			go debug.FreeOSMemory()
 		}
 	}()
 	select {
