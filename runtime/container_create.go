@@ -73,18 +73,20 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 	if runtimeType == "" {
 		runtimeType = DefaultRuntimeType
 	}
-	_, err = r.client.NewContainer(ctx, cfg.ID,
+	labels := containerLabels(cfg, facts.config.Config)
+	container, err := r.client.NewContainer(ctx, cfg.ID,
 		containerd.WithImageName(img.Name()),
 		containerd.WithSnapshotter(r.snapshotter),
 		containerd.WithSnapshot(cfg.ID),
 		containerd.WithRuntime(runtimeType, nil),
-		containerd.WithContainerLabels(containerLabels(cfg, facts.config.Config)),
+		containerd.WithContainerLabels(labels),
 		containerd.WithNewSpec(specOpts(cfg, facts.config.Config)...),
 	)
 	if err != nil {
 		return fmt.Errorf("creating container %q: %w", cfg.ID, err)
 	}
 	failpoint.Hit(failpoint.AfterContainerCreate)
+	r.rememberCreated(cfg.ID, container, labels)
 	r.touchImage(ctx, img.Name())
 	return nil
 }

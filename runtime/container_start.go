@@ -37,21 +37,7 @@ const logDriverArg = "log-driver"
 func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, exit <-chan ExitStatus, retErr error) {
 	defer r.locks.lock(id)()
 	ctx = r.withNS(ctx)
-	container, err := r.loadContainer(ctx, id)
-	if err != nil {
-		return time.Time{}, nil, err
-	}
-	// NOTE: LoadContainer has just read the record: its labels need no
-	// second round trip.
-	info, err := container.Info(ctx, containerd.WithoutRefreshedMetadata)
-	if err != nil {
-		return time.Time{}, nil, fmt.Errorf("reading labels of %q: %w", id, err)
-	}
-	labels := info.Labels
-	if labels[labelStartedAt] != "" || labels[labelRemoving] == "true" {
-		return time.Time{}, nil, fmt.Errorf("starting %q: %w", id, ErrStarted)
-	}
-	task, err := r.createdTask(ctx, container)
+	container, labels, task, err := r.startable(ctx, id)
 	if err != nil {
 		return time.Time{}, nil, err
 	}
@@ -94,6 +80,37 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	}
 	failpoint.Hit(failpoint.AfterTaskStart)
 	return startedAt, r.monitor(container, statusC, stopWaiting, startedAt), nil
+}
+
+// startable returns id's container, its labels, and the task an
+// interrupted Start left created (nil when there is none); ErrStarted when
+// the instance started before or is being removed.
+func (r *Runtime) startable(ctx context.Context, id string) (containerd.Container, map[string]string, containerd.Task, error) {
+	// NOTE: a task's bundle is made before containerd lists the task: with
+	// none on disk, no task of id exists nor is being made. With one, it
+	// is a task made behind Runtime's back, or what one lost left: the
+	// checks below tell.
+	if c, ok := r.takeCreated(id); ok && !r.hasTaskLeftovers(id) {
+		return c.container, c.labels, nil, nil
+	}
+	container, err := r.loadContainer(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// NOTE: LoadContainer has just read the record: its labels need no
+	// second round trip.
+	info, err := container.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("reading labels of %q: %w", id, err)
+	}
+	if info.Labels[labelStartedAt] != "" || info.Labels[labelRemoving] == "true" {
+		return nil, nil, nil, fmt.Errorf("starting %q: %w", id, ErrStarted)
+	}
+	task, err := r.createdTask(ctx, container)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return container, info.Labels, task, nil
 }
 
 // createdTask returns the task an interrupted Start left created (nil when

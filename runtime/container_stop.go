@@ -92,6 +92,7 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 
 // remove is Remove with id's lock held.
 func (r *Runtime) remove(ctx context.Context, id string) error {
+	r.takeCreated(id)
 	container, err := r.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {
 		return r.removeRest(ctx, id)

@@ -40,6 +40,7 @@ type Runtime struct {
 	closing     bool            // Close has begun: background runs nothing more
 	oom         map[string]bool // container IDs that had an OOM kill
 	orphanTasks map[string]bool // IDs the last sweep found task leftovers of
+	created     map[string]createdContainer
 }
 
 // New connects to containerd at address and uses namespace ns.
