@@ -51,6 +51,8 @@ type Store struct {
 
 	space spaceState // whether the disk took the last write (space.go)
 
+	decoded *decodedCache // recently read objects, decoded (Tx.Get)
+
 	metrics *storeMetrics
 }
 
@@ -93,7 +95,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening %s: %w", path, mapWriteError(err))
 	}
-	s := &Store{db: bdb, opts: o, watchers: map[*Watcher]struct{}{}}
+	s := &Store{db: bdb, opts: o, watchers: map[*Watcher]struct{}{}, decoded: newDecodedCache()}
 	s.metrics = newStoreMetrics(o.metricsReg, s)
 	if err := s.initialize(); err != nil {
 		return nil, errors.Join(fmt.Errorf("initializing %s: %w", path, err), bdb.Close())
@@ -163,7 +165,7 @@ func (s *Store) Read(fn func(tx *Tx) error) error {
 	}
 	defer s.metrics.observe("read", time.Now())
 	return mapBoltError(s.db.View(func(btx *bbolt.Tx) error {
-		return fn(newTx(btx))
+		return fn(newTx(btx, s.decoded))
 	}))
 }
 
@@ -179,7 +181,7 @@ func (s *Store) Write(fn func(tx *Tx) error) error {
 		return ErrClosed
 	}
 	err := s.db.Update(func(btx *bbolt.Tx) error {
-		tx := newTx(btx)
+		tx := newTx(btx, s.decoded)
 		if err := fn(tx); err != nil {
 			return err
 		}

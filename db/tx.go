@@ -14,14 +14,19 @@ type Tx struct {
 	btx *bbolt.Tx
 	// rv is the snapshot's resourceVersion, then (in a write) the last one
 	// this transaction assigned.
-	rv     uint64
-	events []Event
+	rv uint64
+	// committed is the snapshot's resourceVersion: values up to it are
+	// committed, those above it this transaction's own.
+	committed uint64
+	decoded   *decodedCache
+	events    []Event
 	// changeAttempted is set by a change tried in a read transaction.
 	changeAttempted bool
 }
 
-func newTx(btx *bbolt.Tx) *Tx {
-	return &Tx{btx: btx, rv: readU64(btx.Bucket(bucketMeta).Get(keyRV))}
+func newTx(btx *bbolt.Tx, decoded *decodedCache) *Tx {
+	rv := readU64(btx.Bucket(bucketMeta).Get(keyRV))
+	return &Tx{btx: btx, rv: rv, committed: rv, decoded: decoded}
 }
 
 // ResourceVersion is, in a Read, the resourceVersion of the snapshot (a
@@ -77,7 +82,18 @@ func (tx *Tx) Get(r Resource, namespace, name string) (Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", r.Name, describeKey(namespace, name), err)
 	}
-	return decodeObject(r, rv, data)
+	if tx.decoded == nil || rv > tx.committed {
+		return decodeObject(r, rv, data)
+	}
+	k := decodedKey{r.Name, namespace, name}
+	if obj, ok := tx.decoded.get(k, rv); ok {
+		return obj, nil
+	}
+	obj, err := decodeObject(r, rv, data)
+	if err == nil {
+		tx.decoded.put(k, rv, obj)
+	}
+	return obj, err
 }
 
 // List returns objects in namespace ("" = all namespaces) matching sel
