@@ -477,7 +477,7 @@ const startupSettle = 10 * time.Second
 // back over minutes), the mappings of the pages of skiffd's code and
 // read-only data that package initialisation touched once, and those of
 // the store's file, which the first lists and syncs read whole (memtrim,
-// db.Store.DropMapping). What runs again is mapped back.
+// db.Store.WithMapping). What runs again is mapped back.
 func dropStartupPages(ctx context.Context, store *db.Store) error {
 	select {
 	case <-ctx.Done():
@@ -489,7 +489,7 @@ func dropStartupPages(ctx context.Context, store *db.Store) error {
 	if err != nil {
 		logrus.WithError(err).Warn("dropping start-up's pages of skiffd's executable")
 	}
-	storeSize, err := store.DropMapping()
+	storeSize, err := store.WithMapping(memtrim.Range)
 	if err != nil {
 		logrus.WithError(err).Warn("dropping start-up's pages of the store")
 	}
