@@ -249,6 +249,9 @@ func (s *skiffd) cleanup() {
 	s.stop()
 	if s.t.Failed() {
 		b, _ := os.ReadFile(s.logFile())
+		// NOTE: the tail is mostly the test's cleanup; what went wrong
+		// before it is usually in the warnings and errors.
+		s.t.Logf("skiffd log, warnings and errors (the last 100):\n%s", tail(problems(string(b)), 100))
 		s.t.Logf("skiffd log:\n%s", tail(string(b), 80))
 		// SKIFF_TEST_LOGS keeps the whole log of a failed test's skiffd.
 		if dir := os.Getenv("SKIFF_TEST_LOGS"); dir != "" {
@@ -480,6 +483,17 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// problems are the lines of a skiffd log at level warning or error.
+func problems(log string) string {
+	var out []string
+	for line := range strings.SplitSeq(log, "\n") {
+		if strings.Contains(line, "level=warning") || strings.Contains(line, "level=error") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func tail(s string, n int) string {
