@@ -2,10 +2,15 @@ package db
 
 import "sync"
 
-// maxDecoded bounds the decoded objects a Store keeps: enough for the
-// objects being worked on (a Job's active pods, the pods starting), little
-// beside a store of tens of thousands.
-const maxDecoded = 256
+// Bounds of the decoded objects a Store keeps: enough for the objects
+// being worked on (a Job's active pods, the pods starting), little beside
+// a store of tens of thousands. Sizes are of the stored JSON, which the
+// decoded object roughly doubles; a larger object is never kept.
+const (
+	maxDecoded       = 256
+	maxDecodedBytes  = 4 << 20
+	maxDecodedObject = 64 << 10
+)
 
 // decodedCache keeps the last decoded copy of recently read objects, so
 // that a reader that gets the same object again (a controller's sync on
@@ -18,8 +23,8 @@ const maxDecoded = 256
 type decodedCache struct {
 	mu      sync.Mutex
 	entries map[decodedKey]decodedEntry
-	order   []decodedKey // insertion order, for eviction; a ring
-	next    int
+	order   []decodedKey // first kept first; evicted in that order
+	bytes   int          // stored JSON of the entries
 }
 
 type decodedKey struct {
@@ -27,8 +32,9 @@ type decodedKey struct {
 }
 
 type decodedEntry struct {
-	rv  uint64
-	obj Object // never handed out: callers get copies
+	rv   uint64
+	size int
+	obj  Object // never handed out: callers get copies
 }
 
 func newDecodedCache() *decodedCache {
@@ -46,19 +52,26 @@ func (c *decodedCache) get(k decodedKey, rv uint64) (Object, bool) {
 	return e.obj.DeepCopyObject().(Object), true
 }
 
-// put keeps a copy of obj, decoded from k's value at rv.
-func (c *decodedCache) put(k decodedKey, rv uint64, obj Object) {
+// put keeps a copy of obj, decoded from size bytes of k's value at rv,
+// unless it is too large.
+func (c *decodedCache) put(k decodedKey, rv uint64, size int, obj Object) {
+	if size > maxDecodedObject {
+		return
+	}
 	kept := obj.DeepCopyObject().(Object)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[k]; !ok {
-		if len(c.order) < maxDecoded {
-			c.order = append(c.order, k)
-		} else {
-			delete(c.entries, c.order[c.next])
-			c.order[c.next] = k
-			c.next = (c.next + 1) % maxDecoded
-		}
+	if old, ok := c.entries[k]; ok {
+		c.bytes -= old.size
+	} else {
+		c.order = append(c.order, k)
 	}
-	c.entries[k] = decodedEntry{rv: rv, obj: kept}
+	c.entries[k] = decodedEntry{rv: rv, size: size, obj: kept}
+	c.bytes += size
+	for len(c.order) > maxDecoded || c.bytes > maxDecodedBytes {
+		oldest := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= c.entries[oldest].size
+		delete(c.entries, oldest)
+	}
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,3 +95,49 @@ func TestDecodedCacheIsBounded(t *testing.T) {
 }
 
 func podName(i int) string { return "p-" + strconv.Itoa(i) }
+
+// TestDecodedCacheBoundsBytes: large objects are read right and never
+// kept; objects under that size are kept up to the bytes' bound.
+func TestDecodedCacheBoundsBytes(t *testing.T) {
+	s, _ := openStore(t)
+	const count, pad = 200, 40 << 10
+	err := s.Write(func(tx *Tx) error {
+		big := newPod("default", "big", nil)
+		big.Annotations = map[string]string{"pad": strings.Repeat("b", maxDecodedObject)}
+		if err := tx.Create(Pods, big); err != nil {
+			return err
+		}
+		for i := range count {
+			pod := newPod("default", podName(i), nil)
+			pod.Annotations = map[string]string{"pad": strings.Repeat("p", pad)}
+			if err := tx.Create(Pods, pod); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGetPod(t, s, "default", "big"); len(got.Annotations["pad"]) != maxDecodedObject {
+		t.Fatalf("the large pod read back with %d bytes of padding", len(got.Annotations["pad"]))
+	}
+	if _, kept := s.decoded.entries[decodedKey{Pods.Name, "default", "big"}]; kept {
+		t.Fatalf("a pod of over %d bytes was kept decoded", maxDecodedObject)
+	}
+	for i := range count {
+		if got := mustGetPod(t, s, "default", podName(i)); len(got.Annotations["pad"]) != pad {
+			t.Fatalf("%s read back with %d bytes of padding", podName(i), len(got.Annotations["pad"]))
+		}
+	}
+	if s.decoded.bytes > maxDecodedBytes || len(s.decoded.entries) == 0 || len(s.decoded.entries) >= count {
+		t.Fatalf("%d decoded objects kept, of %d bytes (bound %d)", len(s.decoded.entries), s.decoded.bytes, maxDecodedBytes)
+	}
+	sum := 0
+	for _, e := range s.decoded.entries {
+		sum += e.size
+	}
+	if sum != s.decoded.bytes || len(s.decoded.order) != len(s.decoded.entries) {
+		t.Fatalf("bookkeeping: entries sum to %d bytes, counted %d; %d in order, %d kept", sum, s.decoded.bytes, len(s.decoded.order), len(s.decoded.entries))
+	}
+}

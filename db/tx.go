@@ -91,7 +91,7 @@ func (tx *Tx) Get(r Resource, namespace, name string) (Object, error) {
 	}
 	obj, err := decodeObject(r, rv, data)
 	if err == nil {
-		tx.decoded.put(k, rv, obj)
+		tx.decoded.put(k, rv, len(data), obj)
 	}
 	return obj, err
 }
