@@ -30,13 +30,18 @@ func TestContainerLogRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJob(t, s.client, "default", job.Name, batchv1.JobComplete, 2*time.Minute)
-	pod := jobPods(t, s.client, job)[0]
-
-	files, err := filepath.Glob(filepath.Join(s.dataDir, "logs", "default_"+pod.Name+"_"+string(pod.UID), "main", "0.log*"))
-	if err != nil || len(files) != 3 {
-		t.Errorf("log files %q (%v), want 0.log and two rotated ones", files, err)
-	}
+	// The log is read as soon as the container is seen terminated: its
+	// driver may still be writing then, and the read must wait for it.
+	var pod corev1.Pod
+	waitFor(t, 2*time.Minute, "the container to terminate", func() (bool, error) {
+		pods, err := s.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
+		if err != nil || len(pods.Items) == 0 {
+			return false, err
+		}
+		pod = pods.Items[0]
+		cs := pod.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].State.Terminated != nil, nil
+	})
 
 	podLog := func(opts *corev1.PodLogOptions) []string {
 		t.Helper()
@@ -66,6 +71,11 @@ func TestContainerLogRotation(t *testing.T) {
 	}
 	if tail := podLog(&corev1.PodLogOptions{TailLines: ptr(int64(2))}); strings.Join(tail, ",") != "49999,50000" {
 		t.Errorf("tail 2 = %q", tail)
+	}
+	waitJob(t, s.client, "default", job.Name, batchv1.JobComplete, time.Minute)
+	files, err := filepath.Glob(filepath.Join(s.dataDir, "logs", "default_"+pod.Name+"_"+string(pod.UID), "main", "0.log*"))
+	if err != nil || len(files) != 3 {
+		t.Errorf("log files %q (%v), want 0.log and two rotated ones", files, err)
 	}
 }
 

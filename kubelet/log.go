@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -42,13 +43,37 @@ func (s *Streams) Log(pod *corev1.Pod, container string, req streaming.LogReques
 		logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "path": file}).WithError(err).Error("skipping log line")
 	}
 	path := kube.ContainerLogPath(s.logRoot, pod, container, attempt)
+	cs := kube.PodContainerStatus(&pod.Status, container)
+	ended := req.Previous || cs.State.Running == nil
 	return func(ctx context.Context, w io.Writer) error {
+		if ended && follow == nil {
+			waitLogComplete(ctx, path)
+		}
 		err := logs.Write(ctx, w, path, attempt, opts, follow)
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("failed to open log file %q: %w", path, err)
 		}
 		return err
 	}, nil
+}
+
+// logDrainWait bounds how long a read of an ended instance's log waits for
+// its driver to write what the container left in its pipes.
+const logDrainWait = 5 * time.Second
+
+// waitLogComplete waits until the log of an instance that ended is
+// complete: the pod's status says the container exited as soon as its exit
+// is known, before its log driver has written the last of its output (the
+// driver ends once the instance's task is deleted, which follows at once).
+//
+// NOTE: CRI reports a container exited only once its output is copied, so
+// that a kubelet's log read after the exit is whole.
+func waitLogComplete(ctx context.Context, path string) {
+	ctx, cancel := context.WithTimeout(ctx, logDrainWait)
+	defer cancel()
+	if err := logs.WaitComplete(ctx, path); err != nil {
+		logrus.WithField("path", path).WithError(err).Debug("reading a log its driver may still write")
+	}
 }
 
 // logAttempt is the attempt whose file to read, chosen as the kubelet's

@@ -150,8 +150,16 @@ func parseDropped(data []byte) (Dropped, error) {
 // writerPoll is how often waitWriterGone looks at the log's lock.
 const writerPoll = 20 * time.Millisecond
 
-// waitWriterGone waits until no driver holds the log at path (or it does
-// not exist).
+// WaitComplete waits until no driver writes the log at path any more (or it
+// does not exist), or ctx ends: then the log holds all its container wrote.
+// A driver ends once its container's task is deleted, shortly after the
+// container exited.
+func WaitComplete(ctx context.Context, path string) error {
+	return waitWriterGone(ctx, path)
+}
+
+// waitWriterGone waits until no driver writes the log at path any more
+// (or it does not exist).
 func waitWriterGone(ctx context.Context, path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -160,16 +168,38 @@ func waitWriterGone(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("opening log: %w", err)
 	}
-	defer f.Close()
+	return waitDriverDone(ctx, path, f)
+}
+
+// waitDriverDone waits, from f, a file that path named, until the driver
+// of the log at path ended, and closes what it opened. f unlocked is not
+// enough: the driver also lets go of a file when it rotates it, and then
+// path names its successor, which is waited for in turn.
+func waitDriverDone(ctx context.Context, path string, f *os.File) error {
 	for {
 		gone, err := isWriterGone(f)
-		if err != nil || gone {
+		if err != nil {
+			f.Close()
 			return err
+		}
+		if gone {
+			replaced, err := isReplaced(path, f)
+			f.Close()
+			if err != nil || !replaced {
+				return err
+			}
+			if f, err = os.Open(path); errors.Is(err, os.ErrNotExist) {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("opening log: %w", err)
+			}
+			continue
 		}
 		t := time.NewTimer(writerPoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			f.Close()
 			return fmt.Errorf("waiting for the log driver of %s: %w", path, ctx.Err())
 		case <-t.C:
 		}

@@ -159,3 +159,39 @@ func TestReadDroppedWaitsForTheDriver(t *testing.T) {
 		t.Fatalf("ReadDropped after the driver = %+v, %v", got, err)
 	}
 }
+
+// TestReadDroppedWaitsThroughRotation: a wait that began on a file the
+// driver then rotated goes on with its successor; the rotated file's lock
+// going does not mean the driver ended (a pod's exit would otherwise be
+// recorded while its log is still being written).
+func TestReadDroppedWaitsThroughRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	lf, err := openLogFile(path, Rotation{MaxSize: 64, MaxFiles: 3}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := []byte("2026-11-29T05:32:35.000000000Z stdout F a line of the log\n")
+	for range 2 { // the second entry rotates the first file
+		if _, err := lf.Write(entry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if replaced, err := isReplaced(path, first); err != nil || !replaced {
+		t.Fatalf("the file was not rotated (%v)", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := waitDriverDone(ctx, path, first); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait from a rotated file while the driver writes its successor: %v, want the context's deadline", err)
+	}
+	if err := lf.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadDropped(context.Background(), path); err != nil || got.Lines != 0 {
+		t.Fatalf("ReadDropped after the driver = %+v, %v", got, err)
+	}
+}
