@@ -79,6 +79,32 @@ func TestContainerLogRotation(t *testing.T) {
 	}
 }
 
+// TestFallbackMessageIsTheLogsEnd: a container that fails after much
+// output, with FallbackToLogsOnError, gets the end of its whole log as its
+// termination message, though its exit is recorded before its log driver
+// has written the last lines.
+func TestFallbackMessageIsTheLogsEnd(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t, "--container-log-max-size=64Ki", "--container-log-max-files=3")
+	s.start()
+	ctx := context.Background()
+	job := shJob("fails-loudly", "seq 1 50000; exit 3", 1, 1, 0, corev1.RestartPolicyNever)
+	job.Spec.Template.Spec.Containers[0].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	job, err := s.client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, s.client, "default", job.Name, batchv1.JobFailed, 2*time.Minute)
+	cs := jobPods(t, s.client, job)[0].Status.ContainerStatuses
+	if len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 3 {
+		t.Fatalf("container statuses %+v, want one terminated with code 3", cs)
+	}
+	msg := cs[0].State.Terminated.Message
+	if lines := strings.Split(strings.TrimSuffix(msg, "\n"), "\n"); len(msg) > 2048 || lines[len(lines)-1] != "50000" {
+		t.Errorf("termination message of %d bytes ends %q, want at most 2048 ending with the log's last line 50000", len(msg), lines[len(lines)-1])
+	}
+}
+
 // TestAttachShowsPrompt attaches to a shell: its prompt, which ends without
 // a newline, shows at once.
 func TestAttachShowsPrompt(t *testing.T) {

@@ -239,6 +239,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 		switch nextStep(facts) {
 		case stepDone:
 			r.releaseInstance(id)
+			r.completeLogMessage(id)
 			return r.recorded.ExitCode, r.recorded.FinishedAt.Time, true
 		case stepLost:
 			code, ok := r.recordLost(id)
@@ -390,6 +391,7 @@ func (r *containerRun) follow(ctx context.Context, id string, exit <-chan runtim
 	}
 	failpoint.Hit(failpoint.AfterExitRecorded)
 	r.releaseInstance(id)
+	r.completeLogMessage(id)
 	return status.Code, status.ExitedAt, true
 }
 

@@ -3,6 +3,7 @@ package podworker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ func (r *containerRun) terminationMessage(code int32) string {
 			return msg
 		}
 	}
-	if r.spec.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError || code == 0 {
+	if !r.fallsBackToLog(code) {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -74,6 +75,42 @@ func (r *containerRun) terminationMessage(code int32) string {
 		return ""
 	}
 	return buf.String()
+}
+
+// fallsBackToLog reports whether an instance that exited with code and left
+// no termination log takes its message from its log.
+func (r *containerRun) fallsBackToLog(code int32) bool {
+	return r.spec.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError && code != 0
+}
+
+// completeLogMessage takes the recorded exit's message from the log again
+// once the log is complete (releaseInstance returned). The exit is recorded
+// before the task's deletion ends the log driver, which may not have
+// written the container's last lines by then.
+//
+// NOTE: CRI reports a container exited only once its output is copied, so
+// the kubelet reads a whole log for this message.
+func (r *containerRun) completeLogMessage(id string) {
+	if r.recorded == nil || !r.fallsBackToLog(r.recorded.ExitCode) {
+		return
+	}
+	msg := r.terminationMessage(r.recorded.ExitCode)
+	if msg == r.recorded.Message {
+		return
+	}
+	containerID := kube.ContainerID(id)
+	err := r.w.updateContainer(r.spec.Name, r.kind != kindRegular, func(cs *corev1.ContainerStatus) {
+		if t := cs.State.Terminated; t != nil && t.ContainerID == containerID {
+			t.Message = msg
+		}
+	})
+	if err != nil && !errors.Is(err, errPodGone) {
+		r.w.logError("recording the termination message", err)
+		return
+	}
+	recorded := *r.recorded // shared with the status written
+	recorded.Message = msg
+	r.recorded = &recorded
 }
 
 // readTail reads at most the last n bytes of the file at path ("" if none).
