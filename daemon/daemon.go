@@ -296,7 +296,7 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	logRoot := filepath.Join(cfg.DataDir, "logs")
 	facts := kubelet.GatherNodeFacts(cfg.DataDir, containerdVersion, cfg.SystemReserved)
-	broadcaster := events.NewBroadcaster(events.Config{Store: store})
+	broadcaster := events.NewBroadcaster(events.Config{Store: store, Linger: eventLinger})
 	retryNode, err := startOrRetry("registering node "+node.Name, func() error {
 		return kubelet.StartNode(store, node, facts, broadcaster)
 	})
@@ -466,6 +466,13 @@ func Run(ctx context.Context, cfg Config) (retErr error) {
 	}
 	return nil
 }
+
+// eventLinger is how long the first of a burst of Events waits for the rest,
+// to be written in one commit. A pod's start and exit record a burst each
+// (Scheduled, Pulled, Created, Started; the Job's SuccessfulCreate): at
+// parallelism 8 the events cost three of a pod's eight commits, and a
+// tenth of a second is nothing to kubectl describe or a watch on Events.
+const eventLinger = 100 * time.Millisecond
 
 // startupSettle is how long after it serves skiffd gives its start-up
 // (the controllers' first lists and syncs) before it drops what only

@@ -39,7 +39,12 @@ type Config struct {
 	TTL time.Duration
 	// SweepInterval is how often expired Events are deleted.
 	SweepInterval time.Duration
-	Clock         clock.WithTicker // nil = real
+	// Linger is how long an event that finds the queue empty waits for
+	// others to be written with it, in one transaction (0: none). A pod's
+	// start records three or four events within milliseconds; written as
+	// they come, each is a commit (an fsync) beside the start itself.
+	Linger time.Duration
+	Clock  clock.WithTicker // nil = real
 }
 
 // Broadcaster writes the events of its Recorders to the store. Create it
@@ -93,6 +98,9 @@ func (b *Broadcaster) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case ev := <-queue:
+			if !b.linger(ctx) {
+				return nil
+			}
 			pending = b.write(b.drain(ev))
 		case <-retry:
 			pending = b.write(pending)
@@ -111,6 +119,19 @@ const (
 	retryBase = 100 * time.Millisecond
 	retryMax  = 10 * time.Second // client-go's recorder waits 10s between tries
 )
+
+// linger waits Config.Linger; false when ctx ends first.
+func (b *Broadcaster) linger(ctx context.Context) bool {
+	if b.cfg.Linger <= 0 {
+		return true
+	}
+	select {
+	case <-b.cfg.Clock.After(b.cfg.Linger):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // maxBatch bounds the events written in one transaction.
 const maxBatch = 256

@@ -299,3 +299,58 @@ func TestRunWritesEvents(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 }
+
+// lingerClock is a fake clock that tells when Run starts a wait.
+type lingerClock struct {
+	*clocktesting.FakeClock
+	waits chan time.Duration
+}
+
+func (c lingerClock) After(d time.Duration) <-chan time.Time {
+	ch := c.FakeClock.After(d)
+	c.waits <- d
+	return ch
+}
+
+// TestRunLingers: an event that finds the queue empty waits Linger for
+// the events recorded meanwhile, and all go in one write.
+func TestRunLingers(t *testing.T) {
+	const linger = 100 * time.Millisecond
+	b, fake := newTestBroadcaster(t, Config{Linger: linger}, "default")
+	clock := lingerClock{FakeClock: fake, waits: make(chan time.Duration, 1)}
+	b.cfg.Clock = clock
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- b.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	rec := b.NewRecorder(corev1.EventSource{Component: "kubelet"})
+	rec.Event(testJob(), corev1.EventTypeNormal, "Pulled", "Container image already present on machine")
+	select {
+	case d := <-clock.waits:
+		if d != linger {
+			t.Fatalf("Run waited %v, want the linger %v", d, linger)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not wait before writing")
+	}
+	rec.Event(testJob(), corev1.EventTypeNormal, "Created", "Created container: main")
+	if got := listEvents(t, b); len(got) != 0 {
+		t.Fatalf("%d events written while lingering", len(got))
+	}
+	fake.Step(linger)
+	// Both in the write that ends the linger: a second write would wait
+	// for a second step, which never comes.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(listEvents(t, b)) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("events written after the linger: %d, want 2", len(listEvents(t, b)))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
