@@ -122,6 +122,10 @@ func TestPodNetwork(t *testing.T) {
 		testEtcFiles(t, s)
 	})
 
+	t.Run("setHostnameAsFQDN", func(t *testing.T) {
+		testHostnameAsFQDN(t, s)
+	})
+
 	t.Run("masquerade off the node", func(t *testing.T) {
 		testMasquerade(t, s)
 	})
@@ -334,6 +338,43 @@ func testEtcFiles(t *testing.T, s *skiffd) {
 	log = runToEnd(t, s, pod, corev1.PodSucceeded)
 	if want := hostNameservers(t); nameserverLines(log) != want {
 		t.Errorf("resolv.conf with dnsPolicy Default names %q, want the host's %q:\n%s", nameserverLines(log), want, log)
+	}
+}
+
+// testHostnameAsFQDN: with setHostnameAsFQDN and a subdomain the kernel's
+// hostname, /etc/hostname and HOSTNAME are the pod's FQDN, while /etc/hosts
+// still names it both ways; an FQDN over 64 characters fails the pod's
+// sandbox with the kubelet's event, and the pod waits in ContainerCreating.
+func testHostnameAsFQDN(t *testing.T, s *skiffd) {
+	pod := shPod("fqdn", corev1.RestartPolicyNever, "hostname; cat /etc/hostname; echo $HOSTNAME; grep fqdn-0 /etc/hosts | cut -f2-")
+	pod.Spec.Hostname = "fqdn-0"
+	pod.Spec.Subdomain = "peers"
+	pod.Spec.SetHostnameAsFQDN = ptr(true)
+	const fqdn = "fqdn-0.peers.default.svc.cluster.local"
+	log := runToEnd(t, s, pod, corev1.PodSucceeded)
+	if want := strings.Repeat(fqdn+"\n", 3) + fqdn + "\tfqdn-0\n"; log != want {
+		t.Errorf("in the pod:\n%s\nwant:\n%s", log, want)
+	}
+
+	long := shPod("fqdn-long", corev1.RestartPolicyNever, "true")
+	long.Spec.Hostname = strings.Repeat("h", 30)
+	long.Spec.Subdomain = "a-subdomain"
+	long.Spec.SetHostnameAsFQDN = ptr(true)
+	if _, err := s.client.CoreV1().Pods("default").Create(context.Background(), long, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	longFQDN := long.Spec.Hostname + ".a-subdomain.default.svc.cluster.local"
+	waitEvent(t, s.client, long.Name, corev1.EventTypeWarning, "FailedCreatePodSandBox",
+		"Failed to create pod sandbox: failed to construct FQDN from pod hostname and cluster domain, FQDN "+longFQDN+
+			" is too long (64 characters is the max, 68 characters requested)")
+	got := waitPod(t, s.client, long.Name, time.Minute, "waiting", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil
+	})
+	if w := got.Status.ContainerStatuses[0].State.Waiting; w.Reason != "ContainerCreating" || got.Status.Phase != corev1.PodPending {
+		t.Errorf("pod %s, container waiting %+v; want Pending in ContainerCreating", got.Status.Phase, w)
+	}
+	if err := s.client.CoreV1().Pods("default").Delete(context.Background(), long.Name, metav1.DeleteOptions{}); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -3,6 +3,7 @@ package network
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -268,5 +269,41 @@ func TestGatewayIP(t *testing.T) {
 	}
 	if _, err := GatewayIP("fd00::/64"); err == nil {
 		t.Errorf("GatewayIP of an IPv6 subnet: no error")
+	}
+}
+
+// TestKernelHostname: setHostnameAsFQDN gives the FQDN only to a pod with
+// a subdomain, and refuses one over the kernel's 64 characters with the
+// kubelet's message.
+func TestKernelHostname(t *testing.T) {
+	long := strings.Repeat("h", 39)
+	tests := map[string]struct {
+		pod     Pod
+		want    string
+		wantErr string
+	}{
+		"the pod's hostname": {pod: Pod{Namespace: "ns1", Hostname: "web-0", Subdomain: "web"}, want: "web-0"},
+		"FQDN": {pod: Pod{Namespace: "ns1", Hostname: "web-0", Subdomain: "web", SetHostnameAsFQDN: true},
+			want: "web-0.web.ns1.svc.cluster.local"},
+		"no subdomain, no FQDN": {pod: Pod{Namespace: "ns1", Hostname: "web-0", SetHostnameAsFQDN: true}, want: "web-0"},
+		"64 characters fit": {pod: Pod{Namespace: "n", Hostname: long, Subdomain: "abcd", SetHostnameAsFQDN: true},
+			want: long + ".abcd.n.svc.cluster.local"},
+		"65 do not": {pod: Pod{Namespace: "n", Hostname: long, Subdomain: "abcde", SetHostnameAsFQDN: true},
+			wantErr: "failed to construct FQDN from pod hostname and cluster domain, FQDN " + long +
+				".abcde.n.svc.cluster.local is too long (64 characters is the max, 65 characters requested)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := tc.pod.kernelHostname("cluster.local")
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("kernelHostname = %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }

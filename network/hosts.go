@@ -46,6 +46,28 @@ func hostDomain(pod Pod, clusterDomain string) string {
 	return fmt.Sprintf("%s.%s.svc.%s", pod.Subdomain, pod.Namespace, clusterDomain)
 }
 
+// maxKernelHostname is the longest hostname the kernel takes (the nodename
+// of struct utsname holds 64 characters and a NUL).
+const maxKernelHostname = 64
+
+// kernelHostname is the hostname the pod's containers get from the kernel,
+// and /etc/hostname: the pod's hostname, or with setHostnameAsFQDN and a
+// subdomain its FQDN, which must fit the kernel's 64 characters (the
+// kubelet's GetNodenameForKernel; its error, which fails the sandbox). A
+// hostNetwork pod shares the node's and gets none of its own.
+func (pod Pod) kernelHostname(clusterDomain string) (string, error) {
+	domain := hostDomain(pod, clusterDomain)
+	if !pod.SetHostnameAsFQDN || domain == "" {
+		return pod.Hostname, nil
+	}
+	fqdn := pod.Hostname + "." + domain
+	if len(fqdn) > maxKernelHostname {
+		return "", fmt.Errorf("failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (%d characters is the max, %d characters requested)",
+			fqdn, maxKernelHostname, len(fqdn))
+	}
+	return fqdn, nil
+}
+
 func hostAliasLines(aliases []corev1.HostAlias) []byte {
 	if len(aliases) == 0 {
 		return nil

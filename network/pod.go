@@ -13,6 +13,9 @@ type Pod struct {
 	// else the pod name, cut to 63 characters); Subdomain is spec.subdomain.
 	Hostname  string
 	Subdomain string
+	// SetHostnameAsFQDN is spec.setHostnameAsFQDN: the kernel's hostname
+	// (and /etc/hostname) is the FQDN for a pod with a subdomain.
+	SetHostnameAsFQDN bool
 	// HostAliases are appended to /etc/hosts.
 	HostAliases []corev1.HostAlias
 	// DNSPolicy ("" = ClusterFirst) and DNSConfig shape /etc/resolv.conf.
@@ -43,4 +46,8 @@ type Sandbox struct {
 	// HostnamePath is the file to bind-mount at /etc/hostname; "" for a
 	// sandbox set up by a skiffd that wrote none (it is kept, not redone).
 	HostnamePath string
+	// Hostname is the containers' hostname (their UTS namespace's, and
+	// HOSTNAME): the pod's, or its FQDN (Pod.SetHostnameAsFQDN); "" for a
+	// hostNetwork pod, which keeps the node's.
+	Hostname string
 }

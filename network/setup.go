@@ -21,7 +21,26 @@ import (
 // (skiffd restarted since), it returns that sandbox unchanged. Leftovers
 // of an interrupted Setup are torn down and the sandbox made afresh. On
 // error nothing is left behind; errors from Prepare wrap ErrUnavailable.
-func (n *Network) Setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) {
+// A pod whose hostname cannot be made (kernelHostname) fails before
+// anything is made, as the kubelet fails to generate its sandbox config.
+func (n *Network) Setup(ctx context.Context, pod Pod) (Sandbox, error) {
+	hostname := ""
+	if !pod.HostNetwork {
+		var err error
+		if hostname, err = pod.kernelHostname(n.cfg.ClusterDomain); err != nil {
+			return Sandbox{}, err
+		}
+	}
+	sb, err := n.setup(ctx, pod)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	sb.Hostname = hostname
+	return sb, nil
+}
+
+// setup is Setup once the pod's hostname is known to be good.
+func (n *Network) setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) {
 	if err := validUID(pod.UID); err != nil {
 		return Sandbox{}, err
 	}
@@ -169,11 +188,14 @@ func (n *Network) writeFiles(pod Pod, ip string) error {
 	// NOTE: as containerd CRI writes a sandbox's hostname file: the pod's
 	// hostname, or the node's for a hostNetwork pod (the kubelet gives
 	// such a sandbox no hostname).
-	hostname := pod.Hostname
+	var hostname string
 	if pod.HostNetwork {
-		if hostname, err = os.Hostname(); err != nil {
+		hostname, err = os.Hostname()
+		if err != nil {
 			return fmt.Errorf("reading the node's hostname: %w", err)
 		}
+	} else if hostname, err = pod.kernelHostname(n.cfg.ClusterDomain); err != nil {
+		return err
 	}
 	if err := writeFileAtomic(filepath.Join(dir, "hostname"), []byte(hostname+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing hostname file: %w", err)

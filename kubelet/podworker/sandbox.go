@@ -148,10 +148,13 @@ func applySandbox(cfg *runtime.ContainerConfig, sb *network.Sandbox) {
 	cfg.HostsPath = sb.HostsPath
 	cfg.ResolvConfPath = sb.ResolvConfPath
 	cfg.HostnamePath = sb.HostnamePath
-	if cfg.NetNSPath == "" {
+	switch {
+	case cfg.NetNSPath == "":
 		// NOTE: a hostNetwork pod sees the node's hostname (containerd CRI
 		// shares the host's UTS namespace with it).
 		cfg.Hostname = ""
+	case sb.Hostname != "":
+		cfg.Hostname = sb.Hostname // its FQDN with setHostnameAsFQDN
 	}
 }
 
@@ -198,16 +201,17 @@ func podHostname(pod *corev1.Pod) string {
 // sandboxPod is the pod as package network needs it.
 func sandboxPod(pod *corev1.Pod) network.Pod {
 	return network.Pod{
-		UID:         string(pod.UID),
-		Namespace:   pod.Namespace,
-		Name:        pod.Name,
-		HostNetwork: pod.Spec.HostNetwork,
-		Hostname:    podHostname(pod),
-		Subdomain:   pod.Spec.Subdomain,
-		HostAliases: pod.Spec.HostAliases,
-		DNSPolicy:   pod.Spec.DNSPolicy,
-		DNSConfig:   pod.Spec.DNSConfig,
-		Ports:       hostPorts(pod),
+		UID:               string(pod.UID),
+		Namespace:         pod.Namespace,
+		Name:              pod.Name,
+		HostNetwork:       pod.Spec.HostNetwork,
+		Hostname:          podHostname(pod),
+		Subdomain:         pod.Spec.Subdomain,
+		HostAliases:       pod.Spec.HostAliases,
+		SetHostnameAsFQDN: pod.Spec.SetHostnameAsFQDN != nil && *pod.Spec.SetHostnameAsFQDN,
+		DNSPolicy:         pod.Spec.DNSPolicy,
+		DNSConfig:         pod.Spec.DNSConfig,
+		Ports:             hostPorts(pod),
 	}
 }
 
