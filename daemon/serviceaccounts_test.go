@@ -45,7 +45,7 @@ func (s *skiffd) tokenClient(token string) *kubernetes.Clientset {
 // kubernetes.default.svc; the token it read is skiffd's, bound to the pod,
 // and stops being valid once the pod is deleted.
 func TestServiceAccountsInPods(t *testing.T) {
-	bin := inClusterProgram(t)
+	bin := testdataProgram(t, "incluster")
 	s := newSkiffd(t)
 	s.start()
 	ctx := context.Background()
@@ -450,16 +450,16 @@ func waitRootCA(t *testing.T, c kubernetes.Interface, ns string) string {
 	return ca
 }
 
-// inClusterProgram builds testdata/incluster, statically, and returns the
-// directory holding it (removed after the test, and after the skiffds it
-// started before).
-func inClusterProgram(t *testing.T) string {
+// testdataProgram builds the program testdata/<name>, statically, and
+// returns the directory holding it (removed after the test, and after the
+// skiffds it started before), for a pod to mount.
+func testdataProgram(t *testing.T, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "incluster"), "./testdata/incluster")
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./testdata/"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the in-cluster program: %v\n%s", err, out)
+		t.Fatalf("building testdata/%s: %v\n%s", name, err, out)
 	}
 	return dir
 }

@@ -167,6 +167,76 @@ func webPod(name, ctl string) *corev1.Pod {
 	}
 }
 
+// TestUDPServiceFollowsEndpoints: a UDP client that keeps one socket, as a
+// resolver does, reaches the Service's pod though it began sending before
+// the Service had rules, and its new pod once the old one went. The
+// kernel's conntrack entry of its flow (never DNATed, then DNATed to the
+// old pod) would live for as long as the client sends; skiffd deletes it
+// when the endpoints change, as kube-proxy does. Without that, each of the
+// two waits fails (checked).
+func TestUDPServiceFollowsEndpoints(t *testing.T) {
+	t.Parallel()
+	bin := testdataProgram(t, "udpecho")
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	echoPod := func(name string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "echo"}},
+			Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr(int64(0)),
+				Volumes: []corev1.Volume{{Name: "bin", VolumeSource: corev1.VolumeSource{
+					HostPath: &corev1.HostPathVolumeSource{Path: bin}}}},
+				Containers: []corev1.Container{{
+					Name: "echo", Image: "busybox:1.35", Command: []string{"/opt/udpecho/udpecho", "9953"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: "/opt/udpecho", ReadOnly: true}},
+				}},
+			},
+		}
+	}
+	if _, err := s.client.CoreV1().Pods("default").Create(ctx, echoPod("echo-a"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := s.client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "echo"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "echo"},
+			Ports: []corev1.ServicePort{{Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromInt32(9953)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	conn, err := net.ListenUDP("udp4", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dst := &net.UDPAddr{IP: net.ParseIP(svc.Spec.ClusterIP), Port: 53}
+	answer := func() string {
+		if _, err := conn.WriteTo([]byte("?"), dst); err != nil {
+			return ""
+		}
+		buf := make([]byte, 512)
+		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		n, _, err := conn.ReadFrom(buf)
+		if err != nil {
+			return ""
+		}
+		return string(buf[:n])
+	}
+	waitFor(t, 2*time.Minute, "echo-a answering the Service", func() (bool, error) { return answer() == "echo-a", nil })
+
+	if err := s.client.CoreV1().Pods("default").Delete(ctx, "echo-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.CoreV1().Pods("default").Create(ctx, echoPod("echo-b"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The same socket goes on sending meanwhile: its flow's entry never
+	// times out by itself.
+	waitFor(t, time.Minute, "echo-b answering the same socket", func() (bool, error) { return answer() == "echo-b", nil })
+}
+
 // readyAddresses are the ready IPs of the Service's Endpoints and of its
 // EndpointSlices.
 func readyAddresses(t testing.TB, c kubernetes.Interface, svc string) (endpoints, slices []string) {

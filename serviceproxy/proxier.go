@@ -44,7 +44,9 @@ func New(cfg Config) (*Proxier, error) {
 }
 
 // Sync makes the rules those of services, in one iptables-restore batch
-// (the chains of this pod network only), and the jumps into them.
+// (the chains of this pod network only), and the jumps into them; then it
+// deletes the conntrack entries of UDP flows the rules no longer send
+// where they go (conntrack.go).
 func (p *Proxier) Sync(ctx context.Context, services []Service) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -56,7 +58,10 @@ func (p *Proxier) Sync(ctx context.Context, services []Service) error {
 	if err := restore(ctx, data); err != nil {
 		return err
 	}
-	return p.ensureJumps(ctx)
+	if err := p.ensureJumps(ctx); err != nil {
+		return err
+	}
+	return forgetStaleUDP(p.cfg.PodCIDR, services)
 }
 
 // ownChains are the chains of this pod network in table.

@@ -14,9 +14,7 @@
 // NOTE: what kube-proxy's iptables mode does that this does not: node
 // ports, load balancers and their health checks (skiff refuses those
 // Service types); traffic policies Local and topology (on one node every
-// endpoint is local, so they change nothing); IPv6; deleting the conntrack
-// entries of UDP flows to an endpoint that went (they time out instead,
-// 30s to 180s); partial syncs (every sync rewrites all Services, cheap at
+// endpoint is local, so they change nothing); IPv6; partial syncs (every sync rewrites all Services, cheap at
 // the sizes one node runs).
 package serviceproxy
 
