@@ -85,6 +85,20 @@ func checkServiceNetwork(cfg Config) (serviceNetwork, error) {
 	return sn, nil
 }
 
+// dnsRedirect is the portal that sends the cluster DNS's address (the
+// gateway's port 53, which pods' resolv.conf names) to where it is
+// served, when that is another port (clusterdns.New); none otherwise.
+func dnsRedirect(sn serviceNetwork, served *net.UDPAddr) []serviceproxy.Service {
+	if served.Port == 53 {
+		return nil
+	}
+	to := []serviceproxy.Endpoint{{IP: sn.dnsIP, Port: int32(served.Port)}}
+	return []serviceproxy.Service{{Namespace: "kube-system", Name: "skiff-cluster-dns", ClusterIP: sn.dnsIP, Ports: []serviceproxy.Port{
+		{Name: "dns", Protocol: "udp", Port: 53, Endpoints: to},
+		{Name: "dns-tcp", Protocol: "tcp", Port: 53, Endpoints: to},
+	}}}
+}
+
 // startServices starts what makes Services work: the endpoints
 // controller, the cluster DNS (bound now, so that a taken address fails
 // the start) and the service proxy (skipped, loudly, without iptables).
@@ -101,10 +115,14 @@ func startServices(store *db.Store, sn serviceNetwork, resolvConf string, goRun 
 		logrus.Warn("bridged traffic bypasses iptables (br_netfilter not loaded): all Service traffic is masqueraded")
 	}
 	rules, err := serviceproxy.New(serviceproxy.Config{Bridge: sn.bridge, PodCIDR: sn.podCIDR, MasqueradeAll: masqueradeAll})
+	redirect := dnsRedirect(sn, dns.Served())
+	if err != nil && redirect != nil {
+		return fmt.Errorf("the cluster DNS's port is taken and cannot be redirected: %w", err)
+	}
 	if err != nil {
 		logrus.WithError(err).Error("ClusterIP Services will not forward")
 		return nil
 	}
-	goRun("service proxy", proxier.New(proxier.Config{Store: store, Syncer: rules}).Run)
+	goRun("service proxy", proxier.New(proxier.Config{Store: store, Syncer: rules, Own: redirect}).Run)
 	return nil
 }

@@ -580,6 +580,62 @@ func TestClusterDNS(t *testing.T) {
 	}
 }
 
+// TestClusterDNSBesideAHostDNS: a DNS server of the host's own that holds
+// port 53 on every address (dnsmasq's default) does not keep skiffd from
+// starting, nor its pods from resolving: the cluster DNS serves on another
+// port, and pods and the host reach it at the gateway's port 53 all the
+// same, over UDP and TCP; the host's server gets none of it.
+//
+// NOTE: not parallel: the port is the host's, and every other skiffd of
+// the package binds its gateway's port 53 (the parallel tests wait).
+func TestClusterDNSBesideAHostDNS(t *testing.T) {
+	hostUDP, err := net.ListenPacket("udp4", "0.0.0.0:53")
+	if err != nil {
+		t.Fatalf("taking port 53 on every address of the host: %v", err)
+	}
+	defer hostUDP.Close()
+	hostTCP, err := net.Listen("tcp4", "0.0.0.0:53")
+	if err != nil {
+		t.Fatalf("taking port 53 on every address of the host: %v", err)
+	}
+	defer hostTCP.Close()
+	strays := make(chan string, 16)
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, from, err := hostUDP.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			strays <- from.String()
+		}
+	}()
+
+	s := newSkiffd(t)
+	s.start()
+	const script = `nslookup kubernetes.default.svc.cluster.local`
+	if _, err := s.client.CoreV1().Pods("default").Create(context.Background(), shPod("resolver", corev1.RestartPolicyNever, script), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, s.client, "resolver", 2*time.Minute, "finished", isFinished)
+	first := strings.TrimSuffix(s.serviceCIDR, "0/24") + "1"
+	if log := podLog(t, s.client, "resolver"); !strings.Contains(log, "Name:\tkubernetes.default.svc.cluster.local\nAddress: "+first) {
+		t.Errorf("the pod's lookup of the kubernetes Service:\n%s", log)
+	}
+	for _, proto := range []string{"udp", "tcp"} {
+		c := &dns.Client{Net: proto, Timeout: 5 * time.Second}
+		resp, _, err := c.Exchange(new(dns.Msg).SetQuestion("kubernetes.default.svc.cluster.local.", dns.TypeA), net.JoinHostPort(s.dnsIP(t), "53"))
+		if err != nil || len(resp.Answer) != 1 || resp.Answer[0].(*dns.A).A.String() != first {
+			t.Errorf("the host's query over %s: %v, %v; want %s", proto, resp, err, first)
+		}
+	}
+	select {
+	case from := <-strays:
+		t.Errorf("the host's own DNS got a query from %s", from)
+	default:
+	}
+}
+
 // TestServiceBadInput: kube-apiserver's 422 causes for invalid Services,
 // NodePort and LoadBalancer refused, and a --service-cidr that overlaps
 // the pod subnet or a host route refused at start.

@@ -85,7 +85,8 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Listen opens the UDP and TCP sockets on Config.Addr.
+// Listen opens the UDP and TCP sockets on Config.Addr. A port of 0 is
+// one the kernel picks free for both protocols.
 //
 // NOTE: the sockets are bound with IP_FREEBIND: the address (the pod
 // bridge's gateway) appears only when the CNI bridge plugin sets up the
@@ -93,6 +94,21 @@ func New(cfg Config) (*Server, error) {
 // socket receives whatever is sent to the address whenever it exists,
 // without skiffd creating the bridge itself or watching for it.
 func (s *Server) Listen() (net.PacketConn, net.Listener, error) {
+	host, port, err := net.SplitHostPort(s.cfg.Addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dns address %q: %w", s.cfg.Addr, err)
+	}
+	// NOTE: a port the kernel picks for UDP may be taken for TCP: pick again.
+	for tries := 0; ; tries++ {
+		pc, ln, err := listenBoth(host, port)
+		if err == nil || port != "0" || tries == 9 || !errors.Is(err, syscall.EADDRINUSE) {
+			return pc, ln, err
+		}
+	}
+}
+
+// listenBoth binds UDP, then TCP on the same port, freely (see Listen).
+func listenBoth(host, port string) (net.PacketConn, net.Listener, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
@@ -102,14 +118,15 @@ func (s *Server) Listen() (net.PacketConn, net.Listener, error) {
 		}
 		return serr
 	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", s.cfg.Addr)
+	pc, err := lc.ListenPacket(context.Background(), "udp4", net.JoinHostPort(host, port))
 	if err != nil {
-		return nil, nil, fmt.Errorf("listening on %s/udp: %w", s.cfg.Addr, err)
+		return nil, nil, fmt.Errorf("listening on %s/udp: %w", net.JoinHostPort(host, port), err)
 	}
-	ln, err := lc.Listen(context.Background(), "tcp4", s.cfg.Addr)
+	addr := pc.LocalAddr().String()
+	ln, err := lc.Listen(context.Background(), "tcp4", addr)
 	if err != nil {
 		pc.Close()
-		return nil, nil, fmt.Errorf("listening on %s/tcp: %w", s.cfg.Addr, err)
+		return nil, nil, fmt.Errorf("listening on %s/tcp: %w", addr, err)
 	}
 	return pc, ln, nil
 }

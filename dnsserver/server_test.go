@@ -2,9 +2,7 @@ package dnsserver
 
 import (
 	"context"
-	"errors"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,34 +51,22 @@ func upstream(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
-// startServer runs a Server on a free port of 127.0.0.1 forwarding to upstreams.
+// startServer runs a Server on a free port of 127.0.0.1 (port 0: Listen
+// binds UDP and TCP on one port the kernel picks) forwarding to upstreams.
 func startServer(t *testing.T, upstreams ...string) string {
 	t.Helper()
-	var s *Server
-	var pc net.PacketConn
-	var ln net.Listener
-	var addr string
-	// A UDP port found free may be taken for TCP by another process: try
-	// another one then.
-	for try := 0; ; try++ {
-		probe, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr = probe.LocalAddr().String()
-		probe.Close()
-		s, err = New(Config{Addr: addr, Domain: "cluster.local", Zone: fakeZone{}, ForwardTimeout: 300 * time.Millisecond,
-			Upstreams: func() ([]string, error) { return upstreams, nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pc, ln, err = s.Listen()
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EADDRINUSE) || try == 10 {
-			t.Fatal(err)
-		}
+	s, err := New(Config{Addr: "127.0.0.1:0", Domain: "cluster.local", Zone: fakeZone{}, ForwardTimeout: 300 * time.Millisecond,
+		Upstreams: func() ([]string, error) { return upstreams, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	if got := ln.Addr().String(); got != addr {
+		t.Fatalf("UDP on %s, TCP on %s: want one port", addr, got)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

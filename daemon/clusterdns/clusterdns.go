@@ -7,8 +7,10 @@ package clusterdns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"syscall"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -41,15 +43,23 @@ type DNS struct {
 	loop   *controller.Loop[struct{}] // follows the store; no keys
 }
 
-// New binds the DNS server's sockets, so that a taken address fails the
-// daemon's start rather than later.
+// New binds the DNS server's sockets, so that a failure fails the daemon's
+// start rather than later. When another server holds the port on every
+// address of the host (a dnsmasq bound to 0.0.0.0:53), the kernel refuses
+// the gateway's port too: the DNS then serves on a port the kernel picks,
+// which Served tells, for the service proxy to redirect Config.Addr to.
 func New(cfg Config) (*DNS, error) {
 	zone := NewZone(cfg.Domain)
-	server, err := dnsserver.New(dnsserver.Config{Addr: cfg.Addr, Domain: cfg.Domain, Upstreams: cfg.Upstreams, Zone: zone})
-	if err != nil {
-		return nil, err
+	server, pc, ln, err := listen(cfg, zone, cfg.Addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		host, _, _ := net.SplitHostPort(cfg.Addr)
+		var fallback error
+		if server, pc, ln, fallback = listen(cfg, zone, net.JoinHostPort(host, "0")); fallback == nil {
+			logrus.WithError(err).WithField("served", pc.LocalAddr().String()).
+				Warn("cluster dns: its port is taken on every address of the host; serving on another port, to which the service proxy redirects it")
+		}
+		err = fallback
 	}
-	pc, ln, err := server.Listen()
 	if err != nil {
 		return nil, fmt.Errorf("cluster dns: %w", err)
 	}
@@ -66,6 +76,21 @@ func New(cfg Config) (*DNS, error) {
 	return d, nil
 }
 
+func listen(cfg Config, zone *Zone, addr string) (*dnsserver.Server, net.PacketConn, net.Listener, error) {
+	server, err := dnsserver.New(dnsserver.Config{Addr: addr, Domain: cfg.Domain, Upstreams: cfg.Upstreams, Zone: zone})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pc, ln, err := server.Listen()
+	return server, pc, ln, err
+}
+
+// Served is the address the DNS answers on: Config.Addr, or the one it
+// fell back to (see New).
+func (d *DNS) Served() *net.UDPAddr {
+	return d.pc.LocalAddr().(*net.UDPAddr)
+}
+
 // Run follows Services and EndpointSlices and answers queries until ctx
 // ends (nil) or the store closes. It waits for all it started.
 func (d *DNS) Run(ctx context.Context) error {
@@ -78,7 +103,7 @@ func (d *DNS) Run(ctx context.Context) error {
 
 // serve answers queries from the zone until ctx ends.
 func (d *DNS) serve(ctx context.Context) error {
-	logrus.WithFields(logrus.Fields{"addr": d.cfg.Addr, "domain": d.cfg.Domain}).Info("cluster dns serving")
+	logrus.WithFields(logrus.Fields{"addr": d.cfg.Addr, "served": d.Served().String(), "domain": d.cfg.Domain}).Info("cluster dns serving")
 	return d.server.Serve(ctx, d.pc, d.ln)
 }
 

@@ -40,6 +40,9 @@ const (
 type Config struct {
 	Store  *db.Store
 	Syncer Syncer
+	// Own are portals of skiffd's own, written beside the Services' (the
+	// cluster DNS's redirect, when it serves on another port).
+	Own []serviceproxy.Service
 	// MinSyncPeriod is the least time between two syncs (kube-proxy's
 	// --iptables-min-sync-period); Resync the most (its --iptables-sync-period).
 	MinSyncPeriod, Resync time.Duration
@@ -142,7 +145,7 @@ func (p *Proxier) snapshot() []serviceproxy.Service {
 			bySvc[k] = append(bySvc[k], s)
 		}
 	}
-	var out []serviceproxy.Service
+	out := slices.Clone(p.cfg.Own)
 	for k, svc := range p.services {
 		if ps, ok := proxiedService(svc, bySvc[k]); ok {
 			out = append(out, ps)
