@@ -47,7 +47,8 @@ type Sandbox struct {
 	// sandbox set up by a skiffd that wrote none (it is kept, not redone).
 	HostnamePath string
 	// Hostname is the containers' hostname (their UTS namespace's, and
-	// HOSTNAME): the pod's, or its FQDN (Pod.SetHostnameAsFQDN); "" for a
-	// hostNetwork pod, which keeps the node's.
+	// HOSTNAME), as the hostname file holds it: the pod's, or its FQDN
+	// (Pod.SetHostnameAsFQDN); "" for a hostNetwork pod, which keeps the
+	// node's, and for a sandbox without the file.
 	Hostname string
 }

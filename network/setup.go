@@ -24,19 +24,12 @@ import (
 // A pod whose hostname cannot be made (kernelHostname) fails before
 // anything is made, as the kubelet fails to generate its sandbox config.
 func (n *Network) Setup(ctx context.Context, pod Pod) (Sandbox, error) {
-	hostname := ""
 	if !pod.HostNetwork {
-		var err error
-		if hostname, err = pod.kernelHostname(n.cfg.ClusterDomain); err != nil {
+		if _, err := pod.kernelHostname(n.cfg.ClusterDomain); err != nil {
 			return Sandbox{}, err
 		}
 	}
-	sb, err := n.setup(ctx, pod)
-	if err != nil {
-		return Sandbox{}, err
-	}
-	sb.Hostname = hostname
-	return sb, nil
+	return n.setup(ctx, pod)
 }
 
 // setup is Setup once the pod's hostname is known to be good.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/containerd/containerd/pkg/netns"
 )
@@ -70,15 +71,14 @@ func (n *Network) sandbox(uid string, st state) Sandbox {
 	}
 	// NOTE: a sandbox an older skiffd set up has no hostname file; its
 	// containers go on without /etc/hostname rather than fail to mount it.
-	if hostname := filepath.Join(n.podDir(uid), "hostname"); fileExists(hostname) {
+	hostname := filepath.Join(n.podDir(uid), "hostname")
+	if b, err := os.ReadFile(hostname); err == nil {
 		sb.HostnamePath = hostname
+		if !st.HostNetwork {
+			sb.Hostname = strings.TrimSuffix(string(b), "\n")
+		}
 	}
 	return sb
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // Find returns the pod's sandbox if Setup completed it and its network
