@@ -97,6 +97,9 @@ func apiResourceList(gv groupVersion) *metav1.APIResourceList {
 		if rs == serviceAccountResource {
 			list.APIResources = append(list.APIResources, tokenSubresource())
 		}
+		if rs == nodeResource {
+			list.APIResources = append(list.APIResources, nodeProxySubresource())
+		}
 	}
 	return list
 }

@@ -69,6 +69,7 @@ func TestDiscovery(t *testing.T) {
 			{Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "nodes/status", Kind: "Node", Verbs: metav1.Verbs{"get", "patch", "update"}},
+			{Name: "nodes/proxy", Kind: "NodeProxyOptions", Verbs: metav1.Verbs{"create", "delete", "get", "patch", "update"}},
 			{Name: "services", SingularName: "service", Namespaced: true, Kind: "Service", ShortNames: []string{"svc"}, Categories: []string{"all"},
 				Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 			{Name: "services/status", Namespaced: true, Kind: "Service", Verbs: metav1.Verbs{"get", "patch", "update"}},

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strconv"
 
 	"github.com/gorilla/mux"
-	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -57,21 +55,7 @@ func (s *server) podProxy(w http.ResponseWriter, r *http.Request) {
 		host = net.JoinHostPort(host, port)
 	}
 	target := &url.URL{Scheme: scheme, Host: host, Path: "/" + v["path"], RawQuery: r.URL.RawQuery}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL = target
-			pr.Out.Host = ""
-			// The pod is not told who the API's client is.
-			pr.Out.Header.Del("Authorization")
-			pr.Out.Header.Del("Cookie")
-		},
-		Transport: podProxyTransport,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			logrus.WithField("pod", pod.Namespace+"/"+pod.Name).WithError(err).Debug("proxying to a pod")
-			writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach pod %s: %v", pod.Name, err)))
-		},
-	}
-	proxy.ServeHTTP(w, r)
+	proxyTo(w, r, target, "pod "+pod.Name)
 }
 
 // firstContainerPort is the first port a container of the pod declares

@@ -32,6 +32,7 @@ func (s *server) routes(r *mux.Router) {
 	}
 	s.absentKindRoutes(r)
 	s.podSubresourceRoutes(r)
+	s.nodeProxyRoutes(r)
 	s.podEvictionRoute(r)
 	s.tokenRequestRoute(r)
 	s.resourceMetricsRoutes(r)

@@ -4,6 +4,11 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -52,5 +57,73 @@ func TestPodProxy(t *testing.T) {
 	// A pod that is not there.
 	if _, err := pods.ProxyGet("", "nobody", "", "", nil).DoRaw(ctx); !apierrors.IsNotFound(err) {
 		t.Errorf("proxy to a missing pod: %v, want 404", err)
+	}
+}
+
+// TestNodeProxy: nodes/proxy reaches the node's kubelet (no port, or the
+// kubelet's 10250): its /healthz, and /pods, the pods bound to the node (the
+// [sig-node] "Delete Grace Period" spec reads it so); other kubelet paths
+// are its 404. Another port is passed on to the node's address, without the
+// client's credentials.
+func TestNodeProxy(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	ctx := context.Background()
+	if _, err := s.client.CoreV1().Pods("default").Create(ctx, shPod("bound", corev1.RestartPolicyNever, "sleep 600"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPodRunning(t, s, "bound")
+	nodes, err := s.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v, %v", nodes, err)
+	}
+	node := nodes.Items[0].Name
+	nodeProxy := func(name, path string) ([]byte, error) {
+		return s.client.CoreV1().RESTClient().Get().Resource("nodes").Name(name).SubResource("proxy").Suffix(path).DoRaw(ctx)
+	}
+
+	for _, name := range []string{node, node + ":10250"} {
+		b, err := nodeProxy(name, "pods")
+		var list corev1.PodList
+		if err == nil {
+			err = json.Unmarshal(b, &list)
+		}
+		if err != nil || list.Kind != "PodList" || len(list.Items) != 1 || list.Items[0].Name != "bound" || list.Items[0].Status.Phase != corev1.PodRunning {
+			t.Errorf("nodes/%s/proxy/pods: %v, %.300s; want a PodList of the running pod", name, err, b)
+		}
+	}
+	if b, err := nodeProxy(node, "healthz"); err != nil || string(b) != "ok" {
+		t.Errorf("nodes/%s/proxy/healthz = %q, %v", node, b, err)
+	}
+	if _, err := nodeProxy(node, "stats/nope"); !apierrors.IsNotFound(err) {
+		t.Errorf("an endpoint the kubelet lacks: %v, want 404", err)
+	}
+	resp, err := s.get("/api/v1/nodes/nobody/proxy/pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message":"nodes \"nobody\" not found"`) {
+		t.Errorf("a node that is not there: %d %s, want its 404", resp.StatusCode, body)
+	}
+
+	// Another port: a server on the node's address.
+	ip := nodeIP(t, s)
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s auth=%q", r.Method, r.URL.RequestURI(), r.Header.Get("Authorization"))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	b, err := s.client.CoreV1().RESTClient().Get().Resource("nodes").Name(node+":"+port).SubResource("proxy").
+		Suffix("metrics").Param("a", "b").DoRaw(ctx)
+	if want := `GET /metrics?a=b auth=""`; err != nil || string(b) != want {
+		t.Errorf("nodes/%s:%s/proxy/metrics = %q, %v; want %q", node, port, b, err, want)
 	}
 }
