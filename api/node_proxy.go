@@ -49,9 +49,8 @@ func nodeProxySubresource() metav1.APIResource {
 // is passed on to that port of the node's address.
 func (s *server) nodeProxy(w http.ResponseWriter, r *http.Request) {
 	v := mux.Vars(r)
-	scheme, name, port, ok := utilnet.SplitSchemeNamePort(v["name"])
-	if !ok || name == "" {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid node request %q", v["name"])))
+	scheme, name, port, ok := proxyName(w, r, "node")
+	if !ok {
 		return
 	}
 	obj, err := s.store.Get(db.Nodes, "", name)
@@ -99,6 +98,18 @@ func (s *server) kubeletRead(w http.ResponseWriter, r *http.Request, node *corev
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// proxyName splits the {name} of a proxy request, "[scheme:]name[:port]";
+// a bad one is answered with kube-apiserver's 400 (ok false).
+func proxyName(w http.ResponseWriter, r *http.Request, kind string) (scheme, name, port string, ok bool) {
+	v := mux.Vars(r)["name"]
+	scheme, name, port, ok = utilnet.SplitSchemeNamePort(v)
+	if !ok || name == "" {
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid %s request %q", kind, v)))
+		return "", "", "", false
+	}
+	return scheme, name, port, true
 }
 
 // proxyTo passes the request on to target (what, for errors: "pod x"),

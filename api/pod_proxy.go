@@ -11,7 +11,6 @@ import (
 	"github.com/gorilla/mux"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/skiff-sh/skiff/db"
 )
@@ -29,9 +28,8 @@ var podProxyTransport = &http.Transport{
 // kube-apiserver's pod proxy does.
 func (s *server) podProxy(w http.ResponseWriter, r *http.Request) {
 	v := mux.Vars(r)
-	scheme, name, port, ok := utilnet.SplitSchemeNamePort(v["name"])
-	if !ok || name == "" {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", v["name"])))
+	scheme, name, port, ok := proxyName(w, r, "pod")
+	if !ok {
 		return
 	}
 	obj, err := s.store.Get(db.Pods, v["namespace"], name)

@@ -99,14 +99,22 @@ func TestNodeProxy(t *testing.T) {
 	if _, err := nodeProxy(node, "stats/nope"); !apierrors.IsNotFound(err) {
 		t.Errorf("an endpoint the kubelet lacks: %v, want 404", err)
 	}
-	resp, err := s.get("/api/v1/nodes/nobody/proxy/pods")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"message":"nodes \"nobody\" not found"`) {
-		t.Errorf("a node that is not there: %d %s, want its 404", resp.StatusCode, body)
+	for path, want := range map[string]struct {
+		code    int
+		message string
+	}{
+		"/api/v1/nodes/nobody/proxy/pods":  {http.StatusNotFound, `nodes \"nobody\" not found`},
+		"/api/v1/nodes/a:b:c:d/proxy/pods": {http.StatusBadRequest, `invalid node request \"a:b:c:d\"`},
+	} {
+		resp, err := s.get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want.code || !strings.Contains(string(body), `"message":"`+want.message+`"`) {
+			t.Errorf("GET %s: %d %s, want %d with %s", path, resp.StatusCode, body, want.code, want.message)
+		}
 	}
 
 	// Another port: a server on the node's address.
