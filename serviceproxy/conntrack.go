@@ -1,6 +1,7 @@
 package serviceproxy
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -18,6 +19,11 @@ import (
 // bypassing the DNAT once it has one. So after each sync, as kube-proxy
 // does, the entries of such UDP flows are deleted: the next packet is NEW
 // again and the new rules pick an endpoint.
+
+// ErrConntrack marks a Sync whose rules were written but whose conntrack
+// cleanup failed (the kernel's conntrack netlink missing, say): worth a
+// warning, not a retry of the rules.
+var ErrConntrack = errors.New("service proxy: conntrack")
 
 // staleUDP matches the conntrack entries of UDP flows to this pod
 // network's Service ports that no current endpoint serves: DNATed to one
@@ -87,7 +93,7 @@ func forgetStaleUDP(podCIDR string, services []Service) error {
 		return err
 	}
 	if _, err := netlink.ConntrackDeleteFilter(netlink.ConntrackTable, unix.AF_INET, f); err != nil {
-		return fmt.Errorf("service proxy: deleting stale UDP conntrack entries: %w", err)
+		return fmt.Errorf("%w: deleting stale UDP entries: %w", ErrConntrack, err)
 	}
 	return nil
 }

@@ -8,12 +8,14 @@ package proxier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -103,6 +105,10 @@ func (p *Proxier) sync(ctx context.Context, _ allRules) error {
 	select {
 	case <-ctx.Done():
 	case <-time.After(p.cfg.MinSyncPeriod):
+	}
+	if errors.Is(err, serviceproxy.ErrConntrack) {
+		logrus.WithError(err).Warn("service rules written; UDP flows to endpoints that went may linger")
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("syncing service rules: %w", err)
