@@ -626,6 +626,11 @@ func TestPodNetworkSurvivesKill(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t, "--pod-network-pool", "2")
 	s.start()
+	// NOTE: the pool fills beside the start; a pod that comes first is
+	// attached on its own (on a loaded machine, CI's, it did).
+	waitFor(t, time.Minute, "two networks made ahead", func() (bool, error) {
+		return len(pooledSandboxes(s.dataDir)) == 2, nil
+	})
 	web := runWeb(t, s, "survivor", 0)
 	url := fmt.Sprintf("http://%s:8080/", web.Status.PodIP)
 	if got := httpGet(t, url); got != "survivor" {
