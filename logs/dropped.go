@@ -115,7 +115,7 @@ type Dropped struct {
 // without a record (written by an older driver, or never started) has none
 // dropped.
 func ReadDropped(ctx context.Context, path string) (Dropped, error) {
-	waitErr := waitWriterGone(ctx, path)
+	waitErr := WaitComplete(ctx, path)
 	d, err := readDropped(path)
 	if err != nil {
 		return d, err
@@ -147,7 +147,7 @@ func parseDropped(data []byte) (Dropped, error) {
 	return Dropped{Lines: n, Cause: strings.TrimSpace(cause)}, nil
 }
 
-// writerPoll is how often waitWriterGone looks at the log's lock.
+// writerPoll is how often WaitComplete looks at the log's lock.
 const writerPoll = 20 * time.Millisecond
 
 // WaitComplete waits until no driver writes the log at path any more (or it
@@ -155,12 +155,6 @@ const writerPoll = 20 * time.Millisecond
 // A driver ends once its container's task is deleted, shortly after the
 // container exited.
 func WaitComplete(ctx context.Context, path string) error {
-	return waitWriterGone(ctx, path)
-}
-
-// waitWriterGone waits until no driver writes the log at path any more
-// (or it does not exist).
-func waitWriterGone(ctx context.Context, path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
