@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/serviceproxy"
@@ -50,6 +51,7 @@ func cleanup(ctx context.Context, dataDir, subnet, bridge string) error {
 				errs = append(errs, fmt.Errorf("removing the network of pod %s: %w", uid, err))
 			}
 		}
+		errs = append(errs, removePooled(ctx, n))
 	}
 	if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
 		if out, err := exec.CommandContext(ctx, "ip", "link", "del", bridge).CombinedOutput(); err != nil {
@@ -58,4 +60,19 @@ func cleanup(ctx context.Context, dataDir, subnet, bridge string) error {
 	}
 	errs = append(errs, serviceproxy.Remove(ctx, bridge), network.RemoveHostRules(bridge))
 	return errors.Join(errs...)
+}
+
+// removePooled removes the sandboxes skiffd made ahead that no pod took
+// (its --pod-network-pool): SweepPool marks them, and RunPool, on a
+// network configured without a pool, removes them and returns.
+func removePooled(ctx context.Context, n *network.Network) error {
+	if err := n.SweepPool(); err != nil {
+		return fmt.Errorf("listing the sandboxes made ahead: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := n.RunPool(ctx); err != nil || ctx.Err() != nil {
+		return fmt.Errorf("removing the sandboxes made ahead: %w", errors.Join(err, ctx.Err()))
+	}
+	return nil
 }
