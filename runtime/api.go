@@ -14,6 +14,10 @@ var (
 	// ErrStarted: the instance started before and must not start again
 	// (Start of an instance found started).
 	ErrStarted = errors.New("instance started before")
+	// ErrNeverStarted: Start failed before it asked a task it made to
+	// start. Whatever became of that task meanwhile (a containerd that
+	// stops kills a task being made: exit 137), the container never ran.
+	ErrNeverStarted = errors.New("task never started")
 	// ErrImageNotPresent: pull policy Never (or no registry reachable) and the image is absent.
 	ErrImageNotPresent = errors.New("image not present")
 	// ErrImagePull: pulling the image failed (the kubelet's ErrImagePull).

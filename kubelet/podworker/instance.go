@@ -40,6 +40,10 @@ type instanceFacts struct {
 	recorded bool
 	// storeStarted: the store shows this instance started.
 	storeStarted bool
+	// neverStarted: this run's last Start made the task and failed before
+	// starting it (runtime.ErrNeverStarted), so a task found exited was
+	// killed while being made (containerd stopping), not run.
+	neverStarted bool
 }
 
 // instanceStep is what the worker does next with an instance.
@@ -72,7 +76,10 @@ func nextStep(f instanceFacts) instanceStep {
 	case runtime.StateRunning:
 		return stepAdopt
 	case runtime.StateExited:
-		if f.exit == nil {
+		switch {
+		case f.neverStarted && !f.storeStarted:
+			return stepCreate // it never ran: make it again
+		case f.exit == nil:
 			return stepLost
 		}
 		return stepRecord

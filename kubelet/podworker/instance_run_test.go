@@ -191,6 +191,13 @@ func TestInstanceRetries(t *testing.T) {
 			}},
 			wantReason: reasonCompleted, wantStarted: 1, wantEvent: "Warning FailedSync",
 		},
+		"containerd stops while making the task and kills it": {
+			fail: map[string][]error{"start": {fmt.Errorf("creating task: error reading from server: EOF: %w (%w)", errdefs.ErrUnavailable, runtime.ErrNeverStarted)}},
+			despite: map[string]func(*fakeInstance){"start": func(in *fakeInstance) {
+				in.state, in.exit = runtime.StateExited, &runtime.ExitStatus{Code: 137, ExitedAt: time.Now()}
+			}},
+			wantReason: reasonCompleted, wantStarted: 1, wantEvent: "Warning FailedSync",
+		},
 		"containerd unavailable while creating and inspecting": {
 			fail:       map[string][]error{"create": {unavailable, unavailable}, "inspect": {unavailable}},
 			wantReason: reasonCompleted, wantStarted: 1, wantEvent: "Warning FailedSync",
