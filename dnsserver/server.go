@@ -94,21 +94,22 @@ func New(cfg Config) (*Server, error) {
 // socket receives whatever is sent to the address whenever it exists,
 // without skiffd creating the bridge itself or watching for it.
 func (s *Server) Listen() (net.PacketConn, net.Listener, error) {
-	host, port, err := net.SplitHostPort(s.cfg.Addr)
+	_, port, err := net.SplitHostPort(s.cfg.Addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dns address %q: %w", s.cfg.Addr, err)
 	}
 	// NOTE: a port the kernel picks for UDP may be taken for TCP: pick again.
 	for tries := 0; ; tries++ {
-		pc, ln, err := listenBoth(host, port)
+		pc, ln, err := listenBoth(s.cfg.Addr)
 		if err == nil || port != "0" || tries == 9 || !errors.Is(err, syscall.EADDRINUSE) {
 			return pc, ln, err
 		}
 	}
 }
 
-// listenBoth binds UDP, then TCP on the same port, freely (see Listen).
-func listenBoth(host, port string) (net.PacketConn, net.Listener, error) {
+// listenBoth binds UDP on addr, then TCP on the port UDP got, freely (see
+// Listen).
+func listenBoth(addr string) (net.PacketConn, net.Listener, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
@@ -118,15 +119,15 @@ func listenBoth(host, port string) (net.PacketConn, net.Listener, error) {
 		}
 		return serr
 	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", net.JoinHostPort(host, port))
+	pc, err := lc.ListenPacket(context.Background(), "udp4", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listening on %s/udp: %w", net.JoinHostPort(host, port), err)
+		return nil, nil, fmt.Errorf("listening on %s/udp: %w", addr, err)
 	}
-	addr := pc.LocalAddr().String()
-	ln, err := lc.Listen(context.Background(), "tcp4", addr)
+	bound := pc.LocalAddr().String()
+	ln, err := lc.Listen(context.Background(), "tcp4", bound)
 	if err != nil {
 		pc.Close()
-		return nil, nil, fmt.Errorf("listening on %s/tcp: %w", addr, err)
+		return nil, nil, fmt.Errorf("listening on %s/tcp: %w", bound, err)
 	}
 	return pc, ln, nil
 }
