@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 
 	"github.com/vishvananda/netlink"
@@ -26,9 +27,9 @@ import (
 var ErrConntrack = errors.New("service proxy: conntrack")
 
 // staleUDP matches the conntrack entries of UDP flows to this pod
-// network's Service ports that no current endpoint serves: DNATed to one
-// of its pods that no longer serves that port, or never DNATed while the
-// port has endpoints. A flow DNATed outside the pod network is left alone:
+// network's Service ports that no serving endpoint answers (kube-proxy's
+// CleanStaleEntries): DNATed to one of its pods that no longer serves that
+// port, or never DNATed while the port has endpoints. A flow DNATed outside the pod network is left alone:
 // another skiffd's Services may share the addresses. (Deleting a flow
 // that was never DNATed harms nobody: its next packet meets the rules
 // afresh.)
@@ -51,7 +52,7 @@ func newStaleUDP(podCIDR string, services []Service) (*staleUDP, error) {
 				continue
 			}
 			eps := map[string]bool{}
-			for _, ep := range p.Endpoints {
+			for _, ep := range slices.Concat(p.Endpoints, p.Draining) {
 				eps[hostPort(ep.IP, ep.Port)] = true
 			}
 			for _, ip := range append([]string{svc.ClusterIP}, svc.ExternalIPs...) {

@@ -44,6 +44,10 @@ type Port struct {
 	Protocol  string // "tcp", "udp" or "sctp"
 	Port      int32
 	Endpoints []Endpoint
+	// Draining are serving endpoints that are terminating, which get no
+	// new flow while Endpoints has others: the UDP flows they already
+	// have are kept, as kube-proxy keeps every serving endpoint's.
+	Draining []Endpoint
 }
 
 // Endpoint is a pod's address for a Service port.

@@ -33,10 +33,10 @@ func proxiedService(svc *corev1.Service, epSlices []*discoveryv1.EndpointSlice) 
 	for _, sp := range svc.Spec.Ports {
 		ready, terminating := portEndpoints(sp, epSlices)
 		if len(ready) == 0 {
-			ready = terminating
+			ready, terminating = terminating, nil
 		}
 		out.Ports = append(out.Ports, serviceproxy.Port{Name: sp.Name, Protocol: strings.ToLower(string(sp.Protocol)),
-			Port: sp.Port, Endpoints: ready})
+			Port: sp.Port, Endpoints: ready, Draining: terminating})
 	}
 	return out, true
 }

@@ -43,6 +43,16 @@ func TestProxiedService(t *testing.T) {
 				{Name: "dns", Protocol: "udp", Port: 53, Endpoints: []serviceproxy.Endpoint{{IP: "10.88.0.8", Port: 5353}}},
 			}},
 		},
+		"terminating serving endpoints drain beside ready ones": {
+			svc: svc,
+			slices: []*discoveryv1.EndpointSlice{{Ports: dnsPort, Endpoints: []discoveryv1.Endpoint{
+				endpoint("10.88.0.8", true, true, false), endpoint("10.88.0.9", false, true, true)}}},
+			want: &serviceproxy.Service{Namespace: "default", Name: "web", ClusterIP: "10.43.0.10", Ports: []serviceproxy.Port{
+				{Name: "http", Protocol: "tcp", Port: 80},
+				{Name: "dns", Protocol: "udp", Port: 53, Endpoints: []serviceproxy.Endpoint{{IP: "10.88.0.8", Port: 5353}},
+					Draining: []serviceproxy.Endpoint{{IP: "10.88.0.9", Port: 5353}}},
+			}},
+		},
 		"terminating serving endpoints when none is ready": {
 			svc: svc,
 			slices: []*discoveryv1.EndpointSlice{{Ports: httpPort, Endpoints: []discoveryv1.Endpoint{
