@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/skiff-sh/skiff/db"
@@ -88,11 +87,10 @@ func (s *server) kubeletRead(w http.ResponseWriter, r *http.Request, node *corev
 	case path == "/pods" && r.Method == http.MethodGet:
 		objs, _, err := s.store.List(db.Pods, "", nil)
 		if err != nil {
-			writeError(w, r, apierrors.NewInternalError(err))
+			writeError(w, r, statusFor(err, podResource.groupResource(), ""))
 			return
 		}
-		bound := fields.OneTermEqualSelector("spec.nodeName", node.Name)
-		objs = slices.DeleteFunc(objs, func(o db.Object) bool { return !bound.Matches(podFields(o)) })
+		objs = slices.DeleteFunc(objs, func(o db.Object) bool { return o.(*corev1.Pod).Spec.NodeName != node.Name })
 		list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: listItems[corev1.Pod](objs)}
 		writeJSON(w, r, http.StatusOK, list)
 	default:
