@@ -252,15 +252,16 @@ type cniShare struct {
 	pods            int
 	setup, teardown time.Duration
 	taken           int // pods that took a network made ahead (no setup)
+	recycled        int // teardowns that gave the network back to the pool
 }
 
 func (c cniShare) String() string {
-	return fmt.Sprintf("pod network setup %s a pod over %d pods (%d more took one made ahead), teardown %s a pod",
-		c.setup.Round(100*time.Microsecond), c.pods, c.taken, c.teardown.Round(100*time.Microsecond))
+	return fmt.Sprintf("pod network setup %s a pod over %d pods (%d more took one made ahead), teardown %s a pod (%d of them back to the pool)",
+		c.setup.Round(100*time.Microsecond), c.pods, c.taken, c.teardown.Round(100*time.Microsecond), c.recycled)
 }
 
 // cniLine is the debug line of package network after a Setup or Teardown.
-var cniLine = regexp.MustCompile(`msg="pod network (set up|torn down)".* took="?([^"\s]+)`)
+var cniLine = regexp.MustCompile(`msg="pod network (set up|torn down)(: back to the pool)?".* took="?([^"\s]+)`)
 
 // takenLine is its debug line when a pod takes a network made ahead.
 var takenLine = regexp.MustCompile(`msg="pod network taken from those made ahead"`)
@@ -284,9 +285,9 @@ func (s *skiffd) readCNIShare(b *testing.B) (c cniShare, teardowns int) {
 		b.Fatal(err)
 	}
 	for _, m := range cniLine.FindAllStringSubmatch(string(data), -1) {
-		d, err := time.ParseDuration(m[2])
+		d, err := time.ParseDuration(m[3])
 		if err != nil {
-			b.Fatalf("took=%s in skiffd's log: %v", m[2], err)
+			b.Fatalf("took=%s in skiffd's log: %v", m[3], err)
 		}
 		if m[1] == "set up" {
 			c.pods++
@@ -294,6 +295,9 @@ func (s *skiffd) readCNIShare(b *testing.B) (c cniShare, teardowns int) {
 		} else {
 			teardowns++
 			c.teardown += d
+			if m[2] != "" {
+				c.recycled++
+			}
 		}
 	}
 	c.taken = len(takenLine.FindAllIndex(data, -1))

@@ -4,14 +4,17 @@ package network_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -529,4 +532,159 @@ func TestPool(t *testing.T) {
 			t.Errorf("%s left: %d entries", dir, len(left))
 		}
 	}
+}
+
+// runToEnd runs a busybox container in the pod's sandbox to its end and
+// removes it, as the pod worker does before it releases the sandbox.
+func runToEnd(t *testing.T, rt *runtime.Runtime, pod network.Pod, sb network.Sandbox, command ...string) int32 {
+	t.Helper()
+	ctx := context.Background()
+	cfg := runtime.ContainerConfig{
+		ID: unique("net-"), Image: runtimetest.Image, Command: command, Hostname: pod.Hostname,
+		Labels:    map[string]string{runtime.LabelPodUID: pod.UID},
+		NetNSPath: sb.NetNSPath, HostsPath: sb.HostsPath, ResolvConfPath: sb.ResolvConfPath,
+	}
+	if err := rt.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, exit, err := rt.Start(ctx, cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := exitCode(t, exit)
+	if err := rt.Remove(ctx, cfg.ID); err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+// TestReleaseRecycles: an ended pod's sandbox taken from the pool goes back
+// to it (the back of its queue) and serves a later pod as a new one would;
+// one that still holds a TCP socket or a process, or that Teardown
+// removes, is destroyed instead.
+func TestReleaseRecycles(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	reserved := nettest.Reserve(t)
+	n := openNetwork(t, network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet, HostIP: hostIP(t), PoolSize: 1})
+	poolCtx, stopPool := context.WithCancel(ctx)
+	poolDone := make(chan error, 1)
+	go func() { poolDone <- n.RunPool(poolCtx) }()
+	var pods []network.Pod
+	t.Cleanup(func() {
+		stopPool()
+		<-poolDone
+		sweeper := openNetwork(t, network.Config{DataDir: dataDir, Bridge: reserved.Bridge, Subnet: reserved.Subnet})
+		if err := sweeper.SweepPool(); err != nil {
+			t.Error(err)
+		}
+		if err := sweeper.RunPool(ctx); err != nil {
+			t.Error(err)
+		}
+		for _, p := range pods {
+			if err := sweeper.Teardown(ctx, p.UID); err != nil {
+				t.Error(err)
+			}
+		}
+		for _, dir := range []string{"netns", "pods"} {
+			if left, _ := os.ReadDir(filepath.Join(dataDir, dir)); len(left) != 0 {
+				t.Errorf("%s left: %d entries", dir, len(left))
+			}
+		}
+	})
+	rt := newRuntime(t)
+	podSetup := func(name string) (network.Pod, network.Sandbox) {
+		t.Helper()
+		pod := network.Pod{UID: unique("uid-"), Namespace: "default", Name: name, Hostname: name}
+		pods = append(pods, pod)
+		sb, err := n.Setup(ctx, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pod, sb
+	}
+	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
+
+	waitPool(t, dataDir, 1)
+	first, sb1 := podSetup("first")
+	waitPool(t, dataDir, 1) // made again
+	if code := runToEnd(t, rt, first, sb1, "true"); code != 0 {
+		t.Fatalf("the first pod's container: exit %d", code)
+	}
+	if err := n.Release(ctx, first.UID); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(poolRecords(t, dataDir)); got != 2 {
+		t.Fatalf("the pool holds %d sandboxes after the release, want 2 (the one made again, the first pod's)", got)
+	}
+	if exists(filepath.Join(dataDir, "pods", first.UID)) || !exists(sb1.NetNSPath) {
+		t.Fatalf("released: the pod's record is left (%v) or its namespace gone (%v)", exists(filepath.Join(dataDir, "pods", first.UID)), !exists(sb1.NetNSPath))
+	}
+
+	_, sb2 := podSetup("second")
+	if sb2.NetNSPath == sb1.NetNSPath {
+		t.Fatal("the recycled sandbox was the next pod's at once, not the back of the queue")
+	}
+	third, sb3 := podSetup("third")
+	if sb3.NetNSPath != sb1.NetNSPath || sb3.IP != sb1.IP {
+		t.Fatalf("the third pod got %s (%s), want the first pod's recycled %s (%s)", sb3.NetNSPath, sb3.IP, sb1.NetNSPath, sb1.IP)
+	}
+	check := fmt.Sprintf(`ip -4 addr show eth0 | grep -q "inet %s/" && grep -q "%s.*third" /etc/hosts && ! grep -q first /etc/hosts && [ "$(ip -o link | wc -l)" = 2 ]`, sb3.IP, sb3.IP)
+	if code := runToEnd(t, rt, third, sb3, "sh", "-c", check); code != 0 {
+		t.Errorf("the recycled sandbox is not as a new one: eth0, lo and /etc/hosts of the third pod (exit %d)", code)
+	}
+
+	// A TCP socket left in TIME_WAIT by the pod: torn down.
+	if code := runToEnd(t, rt, third, sb3, "sh", "-c",
+		`mkdir /tmp/w && echo hi > /tmp/w/index.html && httpd -p 127.0.0.1:8080 -h /tmp/w && wget -q -O /dev/null http://127.0.0.1:8080/ && for i in $(seq 100); do grep -q " 06 " /proc/net/tcp && exit 0; sleep 0.05; done; exit 1`); code != 0 {
+		t.Fatalf("no TCP socket in TIME_WAIT in the third pod (exit %d)", code)
+	}
+	if err := n.Release(ctx, third.UID); err != nil {
+		t.Fatal(err)
+	}
+	if exists(sb3.NetNSPath) {
+		t.Error("a sandbox holding a socket in TIME_WAIT was recycled")
+	}
+
+	// A process left in the namespace: torn down.
+	fourth, sb4 := podSetup("fourth")
+	sleeper := exec.Command("nsenter", "--net="+sb4.NetNSPath, "sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	if err := waitFor(func() bool { return inNetNS(sleeper.Process.Pid, sb4.NetNSPath) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Release(ctx, fourth.UID); err != nil {
+		t.Fatal(err)
+	}
+	if exists(sb4.NetNSPath) {
+		t.Error("a sandbox holding a process was recycled")
+	}
+
+	// Teardown never recycles.
+	fifth, sb5 := podSetup("fifth")
+	if err := n.Teardown(ctx, fifth.UID); err != nil {
+		t.Fatal(err)
+	}
+	if exists(sb5.NetNSPath) {
+		t.Error("Teardown recycled the sandbox")
+	}
+}
+
+// inNetNS reports whether process pid is in the network namespace at path.
+func inNetNS(pid int, path string) bool {
+	var a, b syscall.Stat_t
+	return syscall.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &a) == nil && syscall.Stat(path, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(cond func() bool) error {
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return errors.New("condition not met within 10s")
+		}
+	}
+	return nil
 }

@@ -40,13 +40,16 @@ const poolAttachTimeout = 30 * time.Second
 
 // pool is the sandboxes made ahead in this process, ready to be taken.
 type pool struct {
-	size  int
-	ready chan string   // IDs, at most size
+	size int
+	// ready holds IDs: RunPool fills it up to size, recycled sandboxes
+	// (recycle.go) up to twice that, so that a pod's sandbox that comes
+	// back while RunPool has just made one for the next pod is kept.
+	ready chan string
 	taken chan struct{} // wakes RunPool when one is taken
 }
 
 func newPool(size int) *pool {
-	return &pool{size: size, ready: make(chan string, size), taken: make(chan struct{}, 1)}
+	return &pool{size: size, ready: make(chan string, 2*size), taken: make(chan struct{}, 1)}
 }
 
 // take returns a ready sandbox's ID, if there is one.
@@ -189,6 +192,28 @@ func (n *Network) takePooled(pod Pod) (Sandbox, bool) {
 		return Sandbox{}, false
 	}
 	log := logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "sandbox": id})
+	sb, err := n.adoptPooled(pod, id)
+	if err != nil {
+		log.WithError(err).Warn("taking a pod network made ahead; making one for the pod")
+		return Sandbox{}, false
+	}
+	log.WithField("ip", sb.IP).Debug("pod network taken from those made ahead")
+	return sb, true
+}
+
+// makeForPod makes a sandbox as the pool makes them and gives it to the
+// pod at once: made so, it can go back to the pool when the pod ends.
+func (n *Network) makeForPod(ctx context.Context, pod Pod) (Sandbox, error) {
+	id, err := n.makePooled(ctx)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	return n.adoptPooled(pod, id)
+}
+
+// adoptPooled makes the pool's sandbox id the pod's; on error both the
+// sandbox and the pod's files are gone.
+func (n *Network) adoptPooled(pod Pod, id string) (Sandbox, error) {
 	st, found, err := n.readState(id)
 	if err == nil && !found {
 		err = errors.New("its state is gone")
@@ -197,16 +222,13 @@ func (n *Network) takePooled(pod Pod) (Sandbox, bool) {
 		err = n.adopt(pod, id, st)
 	}
 	if err != nil {
-		log.WithError(err).Warn("taking a pod network made ahead; making one for the pod")
 		n.discard(id)
 		if err := os.RemoveAll(n.podDir(pod.UID)); err != nil {
-			log.WithError(err).Warn("removing the pod's network files")
+			logrus.WithError(err).WithField("uid", pod.UID).Warn("removing the pod's network files")
 		}
-		return Sandbox{}, false
+		return Sandbox{}, err
 	}
-	st.CNIID = id
-	log.WithField("ip", st.IP).Debug("pod network taken from those made ahead")
-	return n.sandbox(pod.UID, st), true
+	return n.sandbox(pod.UID, st), nil
 }
 
 // adopt makes the pool's sandbox id the pod's: the pod's files, then its

@@ -52,10 +52,16 @@ func (n *Network) setup(ctx context.Context, pod Pod) (_ Sandbox, retErr error) 
 			return Sandbox{}, fmt.Errorf("cleaning up the pod's earlier sandbox: %w", err)
 		}
 	}
-	if len(pod.Ports) == 0 {
+	if len(pod.Ports) == 0 && n.pool != nil {
 		if sb, ok := n.takePooled(pod); ok {
 			return sb, nil
 		}
+		sb, err := n.makeForPod(ctx, pod)
+		if err != nil {
+			return Sandbox{}, err
+		}
+		logrus.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "ip": sb.IP, "took": time.Since(start)}).Debug("pod network set up")
+		return sb, nil
 	}
 	defer func() {
 		if retErr != nil {

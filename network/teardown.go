@@ -18,6 +18,18 @@ import (
 // sandbox is kept (and the error returned) so that a later Teardown can
 // still free the IP.
 func (n *Network) Teardown(ctx context.Context, uid string) error {
+	return n.teardown(ctx, uid, false)
+}
+
+// Release is Teardown for an ended pod whose containers could not change
+// their network namespace (no sysctls, none could administer the network):
+// its sandbox goes back to the pool if it came from it and nothing of the
+// pod is left in it (recycle.go), and is torn down otherwise.
+func (n *Network) Release(ctx context.Context, uid string) error {
+	return n.teardown(ctx, uid, true)
+}
+
+func (n *Network) teardown(ctx context.Context, uid string, recycle bool) error {
 	if err := validUID(uid); err != nil {
 		return err
 	}
@@ -33,6 +45,10 @@ func (n *Network) Teardown(ctx context.Context, uid string) error {
 	cniID := st.cniID(uid)
 	if err := validUID(cniID); err != nil {
 		return err
+	}
+	if recycle && known && !isPoolID(uid) && n.recycle(uid, st) {
+		logrus.WithFields(logrus.Fields{"uid": uid, "sandbox": cniID, "took": time.Since(start)}).Debug("pod network torn down: back to the pool")
+		return nil
 	}
 	paths, err := n.netnsPaths(cniID)
 	if err != nil {

@@ -52,6 +52,13 @@ func withCapabilities(add, drop, all []string) oci.SpecOpts {
 
 func isAll(name string) bool { return strings.EqualFold(name, "ALL") }
 
+// Grants reports whether adding the capabilities add (spelled as
+// ContainerConfig.CapAdd takes them) grants the capability name
+// ("NET_ADMIN").
+func Grants(add []string, name string) bool {
+	return slices.ContainsFunc(add, isAll) || slices.Contains(capNames(add), capNames([]string{name})[0])
+}
+
 // capNames are names as the OCI spec spells them (CAP_NET_ADMIN), without "ALL".
 func capNames(names []string) []string {
 	out := make([]string, 0, len(names))

@@ -291,7 +291,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 	if !ok {
 		m.removeLogs(dir)
 		m.removeVolumes(pod)
-		m.teardownSandbox(pod.UID)
+		m.teardownSandbox(pod.UID, pod)
 		return
 	}
 	w.terminate(0)
@@ -301,7 +301,7 @@ func (m *Manager) forget(pod *corev1.Pod) {
 		<-w.done
 		m.removeLogs(dir)
 		m.removeVolumes(pod)
-		m.teardownSandbox(pod.UID) // in case the worker ended before its own
+		m.teardownSandbox(pod.UID, pod) // in case the worker ended before its own
 	}()
 }
 

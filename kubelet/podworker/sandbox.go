@@ -3,6 +3,7 @@ package podworker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 type Network interface {
 	Setup(ctx context.Context, pod network.Pod) (network.Sandbox, error)
 	Teardown(ctx context.Context, uid string) error
+	Release(ctx context.Context, uid string) error
 	List() ([]string, error)
 }
 
@@ -159,14 +161,20 @@ func applySandbox(cfg *runtime.ContainerConfig, sb *network.Sandbox) {
 }
 
 // teardownSandbox releases the pod's network once none of its containers
-// will run again; status.podIP stays, as with the kubelet.
-func (m *Manager) teardownSandbox(uid types.UID) {
+// will run again; status.podIP stays, as with the kubelet. With the pod
+// (nil when it is gone from the store) and none of its containers able to
+// change the network, the sandbox may serve another pod.
+func (m *Manager) teardownSandbox(uid types.UID, pod *corev1.Pod) {
 	if m.cfg.Network == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := m.cfg.Network.Teardown(ctx, string(uid)); err != nil {
+	release := m.cfg.Network.Teardown
+	if pod != nil && !mayChangeNetwork(pod) {
+		release = m.cfg.Network.Release
+	}
+	if err := release(ctx, string(uid)); err != nil {
 		logrus.WithError(err).WithField("uid", uid).Error("tearing down the pod network")
 	}
 }
@@ -213,6 +221,37 @@ func sandboxPod(pod *corev1.Pod) network.Pod {
 		DNSConfig:         pod.Spec.DNSConfig,
 		Ports:             hostPorts(pod),
 	}
+}
+
+// mayChangeNetwork reports whether a container of the pod may change its
+// network namespace beyond its sockets: a namespaced sysctl, or a container
+// that is privileged or granted NET_ADMIN or SYS_ADMIN.
+func mayChangeNetwork(pod *corev1.Pod) bool {
+	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		return true
+	}
+	mayAdminister := func(sc *corev1.SecurityContext) bool {
+		if sc == nil {
+			return false
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			return true
+		}
+		if sc.Capabilities == nil {
+			return false
+		}
+		add := make([]string, len(sc.Capabilities.Add))
+		for i, c := range sc.Capabilities.Add {
+			add[i] = string(c)
+		}
+		return runtime.Grants(add, "NET_ADMIN") || runtime.Grants(add, "SYS_ADMIN")
+	}
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		if slices.ContainsFunc(list, func(c corev1.Container) bool { return mayAdminister(c.SecurityContext) }) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(pod.Spec.EphemeralContainers, func(c corev1.EphemeralContainer) bool { return mayAdminister(c.SecurityContext) })
 }
 
 // hostPorts are the pod's hostPort mappings (the kubelet's

@@ -138,6 +138,7 @@ func (fakeNetwork) Setup(context.Context, network.Pod) (network.Sandbox, error) 
 	return network.Sandbox{}, nil
 }
 func (fakeNetwork) Teardown(context.Context, string) error { return nil }
+func (fakeNetwork) Release(context.Context, string) error  { return nil }
 func (fakeNetwork) List() ([]string, error)                { return nil, nil }
 
 func TestApplySandbox(t *testing.T) {

@@ -183,7 +183,7 @@ func (m *Manager) removeLeftovers(found podLeftovers, known map[types.UID]*corev
 	for _, uid := range found.sandboxes {
 		if done(uid) {
 			logrus.WithField("uid", uid).Info("removing the network of a pod that is gone or done")
-			m.teardownSandbox(uid)
+			m.teardownSandbox(uid, known[uid])
 		}
 	}
 	for uid, dirs := range found.logDirs {

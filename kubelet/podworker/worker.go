@@ -133,7 +133,7 @@ func (w *worker) run(ctx context.Context) {
 	if kube.IsPodTerminal(pod) {
 		w.removeAdopted()
 		w.tearDownVolumes(pod)
-		w.m.teardownSandbox(w.uid)
+		w.m.teardownSandbox(w.uid, pod)
 		w.settled.Store(true)
 		w.finishDeletion()
 		return
@@ -203,7 +203,7 @@ func (w *worker) finish(pod *corev1.Pod) {
 	failpoint.Hit(failpoint.AfterPodFinished)
 	w.removeAdopted()
 	w.tearDownVolumes(pod)
-	w.m.teardownSandbox(w.uid)
+	w.m.teardownSandbox(w.uid, pod)
 	w.settled.Store(true)
 	if w.stopping() {
 		w.finishDeletion()
