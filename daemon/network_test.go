@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/containernetworking/plugins/pkg/ns"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -826,4 +827,59 @@ func hostRoute(t *testing.T) string {
 	}
 	t.Fatalf("no interface has %s", ip)
 	return ""
+}
+
+// TestEndedPodsNetworkServesTheNext: an ended pod's network goes back to
+// the pool and serves a later pod (the pods of a Job run one at a time come
+// back to the same few addresses), except a network a pod could have
+// changed: an address a NET_ADMIN pod added to its namespace is seen by no
+// later pod.
+func TestEndedPodsNetworkServesTheNext(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t, "--pod-network-pool", "1")
+	s.start()
+	ctx := context.Background()
+	run := func(job *batchv1.Job) []corev1.Pod {
+		t.Helper()
+		job, err := s.client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 3*time.Minute, "job "+job.Name+" to finish", func() (bool, error) {
+			j, err := s.client.BatchV1().Jobs("default").Get(ctx, job.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, c := range j.Status.Conditions {
+				if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+					return false, fmt.Errorf("job %s failed: %s", job.Name, c.Message)
+				}
+				if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		return jobPods(t, s.client, job)
+	}
+	ips := func(pods []corev1.Pod) map[string]bool {
+		seen := map[string]bool{}
+		for _, p := range pods {
+			seen[p.Status.PodIP] = true
+		}
+		return seen
+	}
+
+	admin := shJob("admin", "ip addr add 192.0.2.1/32 dev lo", 3, 1, 0, corev1.RestartPolicyNever)
+	admin.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+		Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}},
+	}
+	if seen := ips(run(admin)); len(seen) != 3 {
+		t.Errorf("the NET_ADMIN pods had the addresses %v, want three of their own", seen)
+	}
+	// NOTE: a pod that sees the address fails, and with it the Job.
+	plain := run(shJob("plain", "! ip addr show lo | grep -q 192.0.2.1", 6, 1, 0, corev1.RestartPolicyNever))
+	if seen := ips(plain); len(seen) >= len(plain) || seen[""] {
+		t.Errorf("%d pods run one at a time had %d addresses (%v): their networks did not serve the next pods", len(plain), len(seen), seen)
+	}
 }

@@ -172,3 +172,29 @@ func TestApplySandbox(t *testing.T) {
 		})
 	}
 }
+
+func TestMayChangeNetwork(t *testing.T) {
+	caps := func(names ...corev1.Capability) *corev1.SecurityContext {
+		return &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: names}}
+	}
+	for _, tc := range []struct {
+		name string
+		spec corev1.PodSpec
+		want bool
+	}{
+		{"plain", corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}, false},
+		{"NET_RAW and a drop of NET_ADMIN", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", SecurityContext: &corev1.SecurityContext{
+			Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_RAW"}, Drop: []corev1.Capability{"NET_ADMIN"}}}}}}, false},
+		{"sysctl", corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65535"}}}}, true},
+		{"privileged init container", corev1.PodSpec{InitContainers: []corev1.Container{{Name: "i", SecurityContext: &corev1.SecurityContext{Privileged: ptr(true)}}}}, true},
+		{"NET_ADMIN", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", SecurityContext: caps("NET_ADMIN")}}}, true},
+		{"cap_sys_admin, lower case", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", SecurityContext: caps("cap_sys_admin")}}}, true},
+		{"ALL", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", SecurityContext: caps("ALL")}}}, true},
+		{"ephemeral container with NET_ADMIN", corev1.PodSpec{EphemeralContainers: []corev1.EphemeralContainer{{
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "e", SecurityContext: caps("NET_ADMIN")}}}}, true},
+	} {
+		if got := mayChangeNetwork(&corev1.Pod{Spec: tc.spec}); got != tc.want {
+			t.Errorf("%s: mayChangeNetwork = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
