@@ -1,8 +1,10 @@
 package api
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -20,7 +22,7 @@ import (
 // of its tokens.
 func newTokenServer(t *testing.T) (*testServer, *serviceaccount.Authenticator) {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,11 @@ func newTokenServer(t *testing.T) (*testServer, *serviceaccount.Authenticator) {
 	ts := newTestServerWith(t, Config{Tokens: req})
 	get := serviceaccount.StoreGetter{Store: ts.store}
 	req.Get, req.Node = get, get.Node
-	return ts, serviceaccount.NewAuthenticator(serviceaccount.DefaultIssuer, &key.PublicKey, req.Audiences, get)
+	a, err := serviceaccount.NewAuthenticator(serviceaccount.DefaultIssuer, []crypto.PublicKey{key.Public()}, req.Audiences, get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, a
 }
 
 func TestServiceAccountTable(t *testing.T) {

@@ -51,11 +51,15 @@ func newIdentity(cfg Config, store *db.Store, p *pki.PKI) (*identity, error) {
 		return nil, err
 	}
 	get := serviceaccount.StoreGetter{Store: store}
+	authenticator, err := serviceaccount.NewAuthenticator(issuerName, p.ServiceAccountPublicKeys(), audiences, get)
+	if err != nil {
+		return nil, err
+	}
 	return &identity{
 		pki: p,
 		tokens: &serviceaccount.Requester{Issuer: issuer, Audiences: audiences, Get: get, Node: get.Node,
 			MaxExpiration: cfg.ServiceAccountMaxTokenExpiration},
-		authenticator: serviceaccount.NewAuthenticator(issuerName, &p.ServiceAccountKey().PublicKey, audiences, get),
+		authenticator: authenticator,
 	}, nil
 }
 

@@ -4,7 +4,7 @@ package daemon_test
 
 import (
 	"context"
-	"crypto/rsa"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
@@ -468,7 +468,7 @@ func testdataProgram(t *testing.T, name string) string {
 // objects read through its API.
 func (s *skiffd) tokenAuthenticator(t *testing.T) *serviceaccount.Authenticator {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.dataDir, "pki", "service-account.key"))
+	b, err := os.ReadFile(filepath.Join(s.dataDir, "pki", "service-account-ecdsa.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,8 +476,12 @@ func (s *skiffd) tokenAuthenticator(t *testing.T) *serviceaccount.Authenticator 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serviceaccount.NewAuthenticator(serviceaccount.DefaultIssuer, &key.(*rsa.PrivateKey).PublicKey,
+	a, err := serviceaccount.NewAuthenticator(serviceaccount.DefaultIssuer, []crypto.PublicKey{key.(crypto.Signer).Public()},
 		[]string{serviceaccount.DefaultIssuer}, apiGetter{s.client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // apiGetter reads the objects a token names through the API.

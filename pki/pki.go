@@ -60,7 +60,11 @@ const (
 	servingKeyFile  = "serving.key"
 	adminCertFile   = "admin.crt"
 	adminKeyFile    = "admin.key"
-	saKeyFile       = "service-account.key"
+	saKeyFile       = "service-account-ecdsa.key"
+	// saRSAKeyFile is the signing key of skiffd before 2026-12: kept, if
+	// there, to verify the tokens it signed (legacy token Secrets, the
+	// tokens of running pods).
+	saRSAKeyFile = "service-account.key"
 )
 
 // Config says where the PKI lives and which names the serving certificate
@@ -101,7 +105,8 @@ type PKI struct {
 	caPEM    []byte
 	bundle   []byte
 	clientCA *x509.CertPool
-	saKey    *rsa.PrivateKey
+	saKey    *ecdsa.PrivateKey
+	saOldKey *rsa.PublicKey // nil without saRSAKeyFile
 	adminCrt []byte
 	adminKey []byte
 
@@ -193,8 +198,21 @@ func (p *PKI) CABundle() []byte {
 // ClientCAs are the CAs client certificates are verified against.
 func (p *PKI) ClientCAs() *x509.CertPool { return p.clientCA }
 
-// ServiceAccountKey signs ServiceAccount tokens (RS256, as kube's default).
-func (p *PKI) ServiceAccountKey() *rsa.PrivateKey { return p.saKey }
+// ServiceAccountKey signs ServiceAccount tokens: an ECDSA P-256 key (ES256,
+// which kube-apiserver signs with when given such a key): its signature
+// costs a hundredth of an RSA-2048 one, paid once for each pod.
+func (p *PKI) ServiceAccountKey() *ecdsa.PrivateKey { return p.saKey }
+
+// ServiceAccountPublicKeys are the keys ServiceAccount tokens are verified
+// with (kube-apiserver's --service-account-key-file): the signing key's,
+// and the RSA key an earlier skiffd signed with, if it left one.
+func (p *PKI) ServiceAccountPublicKeys() []crypto.PublicKey {
+	keys := []crypto.PublicKey{&p.saKey.PublicKey}
+	if p.saOldKey != nil {
+		keys = append(keys, p.saOldKey)
+	}
+	return keys
+}
 
 // AdminCredentials are the PEM certificate and key of the admin user
 // (CN system:admin, O system:masters), signed by skiff's CA.
@@ -267,21 +285,33 @@ func (p *PKI) loadCA() error {
 }
 
 // loadServiceAccountKey reads the ServiceAccount signing key, or creates
-// it when missing or torn.
+// it when missing or torn, and the RSA key of an earlier skiffd if there.
 func (p *PKI) loadServiceAccountKey() error {
+	old, err := readIfExists(p.path(saRSAKeyFile))
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		k, perr := keyutil.ParsePrivateKeyPEM(old)
+		if rk, ok := k.(*rsa.PrivateKey); perr == nil && ok {
+			p.saOldKey = &rk.PublicKey
+		} else {
+			logrus.Warnf("%s does not parse as an RSA key; the tokens it signed are refused", p.path(saRSAKeyFile))
+		}
+	}
 	data, err := readIfExists(p.path(saKeyFile))
 	if err != nil {
 		return err
 	}
 	if data != nil {
 		k, perr := keyutil.ParsePrivateKeyPEM(data)
-		if rk, ok := k.(*rsa.PrivateKey); perr == nil && ok {
-			p.saKey = rk
+		if ek, ok := k.(*ecdsa.PrivateKey); perr == nil && ok && ek.Curve == elliptic.P256() {
+			p.saKey = ek
 			return nil
 		}
-		logrus.Warn("the ServiceAccount key does not parse as an RSA key; making a new one")
+		logrus.Warn("the ServiceAccount key does not parse as an ECDSA P-256 key; making a new one")
 	}
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
 	}

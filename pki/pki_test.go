@@ -2,6 +2,9 @@ package pki
 
 import (
 	"bytes"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"net"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -103,8 +107,43 @@ func TestAdminCredentials(t *testing.T) {
 	if err != nil {
 		t.Errorf("the admin certificate does not verify as a client of the client CAs: %v", err)
 	}
-	if p.ServiceAccountKey().N.BitLen() != 2048 {
-		t.Errorf("service account key of %d bits", p.ServiceAccountKey().N.BitLen())
+	if k := p.ServiceAccountKey(); k.Curve != elliptic.P256() {
+		t.Errorf("service account key on the curve %s, want P-256", k.Curve.Params().Name)
+	}
+	if keys := p.ServiceAccountPublicKeys(); len(keys) != 1 || !p.ServiceAccountKey().PublicKey.Equal(keys[0]) {
+		t.Errorf("a first start verifies tokens with %d keys, want the signing key's alone", len(keys))
+	}
+}
+
+// TestEarlierRSAServiceAccountKey: the RSA key an earlier skiffd signed
+// tokens with still verifies them; a new key signs; a torn one is left out.
+func TestEarlierRSAServiceAccountKey(t *testing.T) {
+	e := newEnv()
+	dir := t.TempDir()
+	old, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := keyutil.MarshalPrivateKeyToPEM(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, saRSAKeyFile), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := e.load(t, Config{Dir: dir})
+	keys := p.ServiceAccountPublicKeys()
+	if len(keys) != 2 || !p.ServiceAccountKey().PublicKey.Equal(keys[0]) || !old.PublicKey.Equal(keys[1]) {
+		t.Errorf("verification keys %v, want the new signing key's and the earlier RSA one", keys)
+	}
+	if after, err := os.ReadFile(filepath.Join(dir, saRSAKeyFile)); err != nil || !bytes.Equal(after, data) {
+		t.Errorf("the earlier key's file changed (%v)", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, saRSAKeyFile), []byte("-----BEGIN RSA PRIVATE KEY-----\nMII"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if keys := e.load(t, Config{Dir: dir}).ServiceAccountPublicKeys(); len(keys) != 1 {
+		t.Errorf("with a torn earlier key, %d verification keys, want 1", len(keys))
 	}
 }
 

@@ -2,7 +2,7 @@ package serviceaccount
 
 import (
 	"context"
-	"crypto/rsa"
+	"crypto"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,16 +41,39 @@ type Getter interface {
 // the UIDs the token names (kube's "legacy" validator of bound tokens).
 type Authenticator struct {
 	issuer    string
-	key       *rsa.PublicKey
+	keys      map[string]verifyKey // by key ID
+	algs      []jose.SignatureAlgorithm
 	audiences []string
 	get       Getter
 	now       func() time.Time
 }
 
+// verifyKey is a public key and the algorithm of the tokens it verifies.
+type verifyKey struct {
+	key crypto.PublicKey
+	alg jose.SignatureAlgorithm
+}
+
 // NewAuthenticator returns an Authenticator of the tokens issuer signs with
-// the private half of key, accepted for any of audiences.
-func NewAuthenticator(issuer string, key *rsa.PublicKey, audiences []string, get Getter) *Authenticator {
-	return &Authenticator{issuer: issuer, key: key, audiences: audiences, get: get, now: time.Now}
+// the private half of any of keys (RSA or ECDSA), accepted for any of
+// audiences.
+func NewAuthenticator(issuer string, keys []crypto.PublicKey, audiences []string, get Getter) (*Authenticator, error) {
+	a := &Authenticator{issuer: issuer, keys: map[string]verifyKey{}, audiences: audiences, get: get, now: time.Now}
+	for _, k := range keys {
+		alg, err := algorithm(k)
+		if err != nil {
+			return nil, err
+		}
+		kid, err := keyID(k)
+		if err != nil {
+			return nil, err
+		}
+		a.keys[kid] = verifyKey{key: k, alg: alg}
+		if !slices.Contains(a.algs, alg) {
+			a.algs = append(a.algs, alg)
+		}
+	}
+	return a, nil
 }
 
 // AuthenticateToken is the TokenAuthenticator of the API's chain
@@ -70,7 +93,7 @@ func (a *Authenticator) AuthenticateToken(_ context.Context, token string) (auth
 // Verify checks token and returns its claims; ok is false (and err nil)
 // when it is not a JWT of this issuer.
 func (a *Authenticator) Verify(token string) (c *Claims, ok bool, err error) {
-	parsed, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256})
+	parsed, err := jwt.ParseSigned(token, a.algs)
 	if err != nil {
 		return nil, false, nil
 	}
@@ -78,9 +101,8 @@ func (a *Authenticator) Verify(token string) (c *Claims, ok bool, err error) {
 	if err := parsed.UnsafeClaimsWithoutVerification(&unverified); err != nil || unverified.Issuer != a.issuer {
 		return nil, false, nil
 	}
-	c = &Claims{}
-	if err := parsed.Claims(a.key, c); err != nil {
-		return nil, true, errors.New("invalid bearer token: the signature is not this issuer's")
+	if c, err = a.verified(parsed); err != nil {
+		return nil, true, err
 	}
 	now := a.now()
 	switch err := c.Claims.ValidateWithLeeway(jwt.Expected{Time: now}, jwt.DefaultLeeway); {
@@ -100,6 +122,35 @@ func (a *Authenticator) Verify(token string) (c *Claims, ok bool, err error) {
 		return nil, true, errors.New("service account token claims could not be validated: the subject is not the service account")
 	}
 	return c, true, a.checkBindings(c, now)
+}
+
+// verified checks the token's signature with the key its header names (kid),
+// or, for a token without one, with each key of its algorithm, and returns
+// its claims.
+func (a *Authenticator) verified(parsed *jwt.JSONWebToken) (*Claims, error) {
+	bad := errors.New("invalid bearer token: the signature is not this issuer's")
+	if len(parsed.Headers) != 1 {
+		return nil, bad
+	}
+	h := parsed.Headers[0]
+	candidates := []verifyKey{}
+	if k, ok := a.keys[h.KeyID]; ok {
+		candidates = append(candidates, k)
+	} else if h.KeyID == "" {
+		for _, k := range a.keys {
+			candidates = append(candidates, k)
+		}
+	}
+	for _, k := range candidates {
+		if string(k.alg) != h.Algorithm {
+			continue
+		}
+		c := &Claims{}
+		if err := parsed.Claims(k.key, c); err == nil {
+			return c, nil
+		}
+	}
+	return nil, bad
 }
 
 // checkBindings is kube's validation of a bound token against the store:

@@ -2,6 +2,9 @@ package serviceaccount
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"strings"
@@ -43,7 +46,18 @@ func (o objects) Secret(ns, name string) (*corev1.Secret, error) {
 	return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
 }
 
-func newKey(t testing.TB) *rsa.PrivateKey {
+// newKey is a signing key as skiffd makes it (ECDSA P-256).
+func newKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// newRSAKey is a signing key as skiffd made it before (RSA 2048).
+func newRSAKey(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -53,7 +67,7 @@ func newKey(t testing.TB) *rsa.PrivateKey {
 }
 
 func TestAuthenticateToken(t *testing.T) {
-	key, other := newKey(t), newKey(t)
+	key, other, oldKey, otherRSA := newKey(t), newKey(t), newRSAKey(t), newRSAKey(t)
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "runner", UID: "sa-uid"}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "pod-uid"}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}
@@ -77,7 +91,7 @@ func TestAuthenticateToken(t *testing.T) {
 	}
 	tests := map[string]struct {
 		issuer    string
-		key       *rsa.PrivateKey
+		key       crypto.Signer
 		binding   Binding
 		audiences []string
 		lifetime  time.Duration
@@ -91,10 +105,12 @@ func TestAuthenticateToken(t *testing.T) {
 		"unbound": {binding: Binding{ServiceAccount: sa}, store: all, wantMine: true, wantUser: &authenticationv1.UserInfo{
 			Username: "system:serviceaccount:ns:runner", UID: "sa-uid",
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:ns"}, Extra: map[string]authenticationv1.ExtraValue{}}},
-		"secret-bound":      {binding: Binding{ServiceAccount: sa, Secret: secret}, store: all, wantMine: true},
-		"not a jwt":         {raw: "abcdef0123456789", store: all},
-		"another issuer":    {issuer: "https://elsewhere", binding: Binding{ServiceAccount: sa}, store: all},
-		"forged":            {key: other, binding: Binding{ServiceAccount: sa}, store: all, wantMine: true, wantErr: "signature"},
+		"secret-bound":    {binding: Binding{ServiceAccount: sa, Secret: secret}, store: all, wantMine: true},
+		"not a jwt":       {raw: "abcdef0123456789", store: all},
+		"another issuer":  {issuer: "https://elsewhere", binding: Binding{ServiceAccount: sa}, store: all},
+		"forged":          {key: other, binding: Binding{ServiceAccount: sa}, store: all, wantMine: true, wantErr: "signature"},
+		"forged with RSA": {key: otherRSA, binding: Binding{ServiceAccount: sa}, store: all, wantMine: true, wantErr: "signature"},
+		"of the RSA key an earlier skiffd signed with": {key: oldKey, binding: Binding{ServiceAccount: sa, Pod: pod, Node: node}, store: all, wantMine: true, wantUser: &podUser},
 		"expired":           {binding: Binding{ServiceAccount: sa}, lifetime: -2 * time.Minute, store: all, wantMine: true, wantErr: "expired"},
 		"wrong audience":    {binding: Binding{ServiceAccount: sa}, audiences: []string{"vault"}, store: all, wantMine: true, wantErr: "audiences"},
 		"deleted account":   {binding: Binding{ServiceAccount: sa}, store: objects{}, wantMine: true, wantErr: "not found"},
@@ -107,7 +123,8 @@ func TestAuthenticateToken(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			issuer, signKey, audiences, lifetime := DefaultIssuer, key, aud, time.Hour
+			var signKey crypto.Signer = key
+			issuer, audiences, lifetime := DefaultIssuer, aud, time.Hour
 			if tc.issuer != "" {
 				issuer = tc.issuer
 			}
@@ -130,7 +147,10 @@ func TestAuthenticateToken(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			a := NewAuthenticator(DefaultIssuer, &key.PublicKey, aud, tc.store)
+			a, err := NewAuthenticator(DefaultIssuer, []crypto.PublicKey{key.Public(), oldKey.Public()}, aud, tc.store)
+			if err != nil {
+				t.Fatal(err)
+			}
 			_, mine, _ := a.Verify(token)
 			if mine != tc.wantMine {
 				t.Fatalf("mine = %v, want %v", mine, tc.wantMine)

@@ -2,6 +2,7 @@ package serviceaccount
 
 import (
 	"context"
+	"crypto"
 	"testing"
 	"time"
 
@@ -40,8 +41,11 @@ func BenchmarkAuthenticate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := NewAuthenticator(DefaultIssuer, &key.PublicKey, []string{DefaultIssuer},
+	a, err := NewAuthenticator(DefaultIssuer, []crypto.PublicKey{key.Public()}, []string{DefaultIssuer},
 		objects{sas: map[string]*corev1.ServiceAccount{"ns/default": sa}, pods: map[string]*corev1.Pod{"ns/p": pod}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, ok, err := a.AuthenticateToken(context.Background(), tok); !ok || err != nil {

@@ -1,5 +1,5 @@
-// Package serviceaccount issues and verifies ServiceAccount tokens: RS256
-// JWTs carrying the claims kube-apiserver puts in them (iss, sub, aud, exp,
+// Package serviceaccount issues and verifies ServiceAccount tokens: JWTs
+// signed ES256 or RS256 (by the key's type, as kube-apiserver signs them) carrying the claims kube-apiserver puts in them (iss, sub, aud, exp,
 // iat, nbf, jti and the private kubernetes.io claims naming the namespace,
 // the ServiceAccount and the object the token is bound to), and
 // authenticates requests that present one (Authenticator).
@@ -11,6 +11,8 @@ package serviceaccount
 
 import (
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
@@ -78,19 +80,43 @@ type Issuer struct {
 	now    func() time.Time
 }
 
-// NewIssuer returns an Issuer that signs with key (RS256, kube's default)
-// and names issuer as the tokens' iss.
-func NewIssuer(issuer string, key *rsa.PrivateKey) (*Issuer, error) {
-	kid, err := keyID(&key.PublicKey)
+// NewIssuer returns an Issuer that signs with key and names issuer as the
+// tokens' iss: ES256 with an ECDSA P-256 key, RS256 with an RSA key.
+func NewIssuer(issuer string, key crypto.Signer) (*Issuer, error) {
+	alg, err := algorithm(key.Public())
 	if err != nil {
 		return nil, err
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
+	kid, err := keyID(key.Public())
+	if err != nil {
+		return nil, err
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key},
 		(&jose.SignerOptions{}).WithType("JWT").WithHeader(jose.HeaderKey("kid"), kid))
 	if err != nil {
 		return nil, fmt.Errorf("making token signer: %w", err)
 	}
 	return &Issuer{issuer: issuer, signer: signer, now: time.Now}, nil
+}
+
+// algorithm is the JWS algorithm of tokens signed with the private half of
+// pub (kube-apiserver's: RS256 for RSA, ES256/384/512 by ECDSA curve; skiff
+// makes P-256 keys).
+func algorithm(pub crypto.PublicKey) (jose.SignatureAlgorithm, error) {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return jose.RS256, nil
+	case *ecdsa.PublicKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return jose.ES256, nil
+		case elliptic.P384():
+			return jose.ES384, nil
+		case elliptic.P521():
+			return jose.ES512, nil
+		}
+	}
+	return "", fmt.Errorf("a ServiceAccount token key must be RSA or ECDSA (P-256, P-384, P-521), not %T", pub)
 }
 
 // keyID is kube's key id of a public key: the unpadded base64url SHA-256
