@@ -5,8 +5,11 @@ package daemon_test
 import (
 	"context"
 	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -536,4 +539,69 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
+}
+
+// TestServiceAccountTokensAcrossTheKeyChange: skiffd signs tokens ES256;
+// a token an earlier skiffd signed RS256 with the key it left in the data
+// dir is still the ServiceAccount's, one of any other RSA key is refused.
+func TestServiceAccountTokensAcrossTheKeyChange(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	earlier, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := keyutil.MarshalPrivateKeyToPEM(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.dataDir, "pki"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dataDir, "pki", "service-account.key"), pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	ctx := context.Background()
+	var sa *corev1.ServiceAccount
+	waitFor(t, time.Minute, "the default ServiceAccount", func() (bool, error) {
+		got, err := s.client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		sa = got
+		return err == nil, nil
+	})
+
+	tr, err := s.client.CoreV1().ServiceAccounts("default").CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := base64.RawURLEncoding.DecodeString(strings.Split(tr.Status.Token, ".")[0])
+	if err != nil || !strings.Contains(string(header), `"alg":"ES256"`) {
+		t.Errorf("a new token's header %s (%v), want ES256", header, err)
+	}
+
+	sign := func(key *rsa.PrivateKey) string {
+		is, err := serviceaccount.NewIssuer(serviceaccount.DefaultIssuer, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, _, err := is.Issue(serviceaccount.Binding{ServiceAccount: sa}, []string{serviceaccount.DefaultIssuer}, time.Hour, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	review, err := s.tokenClient(sign(earlier)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token of the earlier key: %v", err)
+	}
+	if got := review.Status.UserInfo.Username; got != "system:serviceaccount:default:default" {
+		t.Errorf("a token of the earlier key is %q's", got)
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.tokenClient(sign(other)).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("a token of another key: %v, want 401", err)
+	}
 }
