@@ -355,6 +355,9 @@ func TestKubeletContainers(t *testing.T) {
 					PeriodSeconds:                 1,
 					FailureThreshold:              1,
 					TerminationGracePeriodSeconds: ptr(int64(1)),
+					// NOTE: the default 1 s was exceeded on a loaded CI
+					// machine ("timed out" instead of the output).
+					TimeoutSeconds: 10,
 				}
 			},
 			until: func(p *corev1.Pod) bool {
@@ -543,7 +546,9 @@ func TestKubeletReadinessJobReady(t *testing.T) {
 	s := newSkiffd(t)
 	s.start()
 	ctx := context.Background()
-	job := shJob("ready", "sleep 1; touch /tmp/ready; sleep 4", 2, 2, 0, corev1.RestartPolicyNever)
+	// NOTE: both pods must be ready at once: on a loaded CI machine their
+	// starts were more than 4 s apart.
+	job := shJob("ready", "sleep 1; touch /tmp/ready; sleep 20", 2, 2, 0, corev1.RestartPolicyNever)
 	job.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/ready"}}},
 		PeriodSeconds: 1,

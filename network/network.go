@@ -128,6 +128,38 @@ type Network struct {
 	stale []string
 
 	pool *pool // nil without Config.PoolSize
+
+	// tearing holds a channel for each pod whose teardown runs, closed
+	// when it ends (lockTeardown).
+	tearing map[string]chan struct{}
+}
+
+// lockTeardown waits until no other teardown of uid runs and keeps others
+// out until the returned func is called. A pod may be torn down twice at
+// once (skiffd's recovery sweep beside the pod's worker); the second must
+// find what the first left, or a sandbox recycled by both would go to the
+// pool twice and serve two pods.
+func (n *Network) lockTeardown(uid string) (unlock func()) {
+	for {
+		n.mu.Lock()
+		running, busy := n.tearing[uid]
+		if !busy {
+			done := make(chan struct{})
+			if n.tearing == nil {
+				n.tearing = map[string]chan struct{}{}
+			}
+			n.tearing[uid] = done
+			n.mu.Unlock()
+			return func() {
+				n.mu.Lock()
+				delete(n.tearing, uid)
+				n.mu.Unlock()
+				close(done)
+			}
+		}
+		n.mu.Unlock()
+		<-running
+	}
 }
 
 // New writes the CNI configuration and returns the Network. It fails only

@@ -33,6 +33,7 @@ func (n *Network) teardown(ctx context.Context, uid string, recycle bool) error 
 	if err := validUID(uid); err != nil {
 		return err
 	}
+	defer n.lockTeardown(uid)()
 	if !n.hasLeftovers(uid) {
 		return nil
 	}
