@@ -59,7 +59,7 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 		if retErr != nil && !IsTransient(retErr) {
 			dctx, cancel := deferContext(ctx)
 			defer cancel()
-			if _, err := task.Delete(dctx, containerd.WithProcessKill); err != nil {
+			if _, err := task.Delete(dctx, withKill); err != nil {
 				logger(id).WithError(err).Error("deleting task after failed start")
 			}
 		}

@@ -119,7 +119,12 @@ func (r *Runtime) remove(ctx context.Context, id string) error {
 		return fmt.Errorf("marking %q removing: %w", id, err)
 	}
 	if task != nil {
-		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+		// NOTE: bounded: a shim that stopped answering must cost a retry,
+		// not the pod.
+		dctx, cancel := context.WithTimeout(ctx, time.Minute)
+		_, err := task.Delete(dctx, withKill)
+		cancel()
+		if err != nil && !errdefs.IsNotFound(err) {
 			return fmt.Errorf("deleting task of %q: %w", id, err)
 		}
 	}

@@ -61,7 +61,7 @@ func (r *Runtime) Exec(ctx context.Context, id string, cfg ExecConfig) (exitCode
 	defer func() {
 		dctx, cancel := deferContext(bg)
 		defer cancel()
-		if _, err := process.Delete(dctx, containerd.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+		if _, err := process.Delete(dctx, withKill); err != nil && !errdefs.IsNotFound(err) {
 			logger(id).WithError(err).Warn("deleting exec process")
 		}
 	}()
