@@ -115,7 +115,7 @@ integration: deps test-image
 # scale runs the 5000-pod Job on its own: beside the other tests it would
 # load the machine (and their shared containerd) for many minutes.
 scale: deps test-image
-	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags 'integration scale' -timeout 30m -run '^TestJobScale5000$$' ./daemon/
+	SKIFF_TEST_IMAGE=$(CURDIR)/$(IMAGE_TAR) $(GO) test -count=1 -tags 'integration scale' -timeout 45m -run '^TestJobScale5000$$' ./daemon/
 
 # helm-test runs Helm 3 (install, test, upgrade, rollback, list, uninstall
 # of a chart with hook Jobs, with both release drivers) against skiffd. Helm

@@ -41,8 +41,11 @@ func TestJobScale5000(t *testing.T) {
 			lastReport = time.Now()
 			t.Logf("%s: %d succeeded, %d active", time.Since(start).Round(time.Second), st.Succeeded, st.Active)
 		}
-		if time.Since(start) > 30*time.Minute {
-			t.Fatalf("not finished after 30 minutes; status:\n%s", toYAML(st))
+		// NOTE: a guard against a hang, not a target: on a machine kind
+		// where a process costs five times more the Job takes about 25
+		// minutes (BENCHMARKS.md, 2026-12-02).
+		if time.Since(start) > 40*time.Minute {
+			t.Fatalf("not finished after 40 minutes; status:\n%s", toYAML(st))
 		}
 	}
 	elapsed := time.Since(start)

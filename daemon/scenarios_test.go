@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/skiff-sh/skiff/kube"
 )
 
 // scenarioTimeout bounds one scenario, from creation to its last expectation.
@@ -359,6 +361,7 @@ const (
 const gateScript = `
 open() { wget -qO- "$JOB_URL" | grep -q "\"test.skiff.sh/$1\""; }
 trap 'if [ -n "$ON_TERM" ]; then until open "$ON_TERM"; do sleep 0.1; done; exit 1; fi; exit 143' TERM
+touch /tmp/trapped
 until open ` + gateRelease + `; do sleep 0.1; done
 `
 
@@ -371,6 +374,13 @@ func gatedJob(s *skiffd, name string, completions, parallelism int32, onTerm str
 	spec.Containers[0].Env = []corev1.EnvVar{
 		{Name: "JOB_URL", Value: s.plainProxy() + "/apis/batch/v1/namespaces/default/jobs/" + name},
 		{Name: "ON_TERM", Value: onTerm},
+	}
+	// NOTE: ready once its trap is set: a pod deleted before that (the
+	// shell still starting, on a slow machine) ignores SIGTERM as PID 1
+	// and exits 0 once released (countPods waits for ready pods).
+	spec.Containers[0].ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/trapped"}}},
+		PeriodSeconds: 1,
 	}
 	return job
 }
@@ -419,7 +429,7 @@ func countPods(t *testing.T, c *kubernetes.Clientset, job *batchv1.Job) (running
 	t.Helper()
 	pods := jobPods(t, c, job)
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && kube.IsPodReady(&p) {
 			running++
 		}
 	}

@@ -90,7 +90,7 @@ func TestTLSServing(t *testing.T) {
 		if subj := certs[0].Subject; subj.CommonName != "system:admin" || !slices.Equal(subj.Organization, []string{"system:masters"}) {
 			t.Errorf("admin certificate subject %v", subj)
 		}
-		for _, f := range []string{"ca.crt", "ca.key", "serving.crt", "serving.key", "admin.crt", "admin.key", "service-account.key"} {
+		for _, f := range []string{"ca.crt", "ca.key", "serving.crt", "serving.key", "admin.crt", "admin.key", "service-account-ecdsa.key"} {
 			if fi, err := os.Stat(filepath.Join(s.dataDir, "pki", f)); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("pki/%s: %v, want a 0600 file", f, err)
 			}
