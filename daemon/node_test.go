@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,10 +34,17 @@ func TestNodeLease(t *testing.T) {
 	}
 	node := nodes.Items[0]
 	leases := s.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	lease, err := leases.Get(ctx, node.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// NOTE: as a kubelet's, the lease is written beside the start, not
+	// before skiffd is ready (on a loaded CI machine it came later).
+	var lease *coordinationv1.Lease
+	waitFor(t, 30*time.Second, "the node's lease", func() (bool, error) {
+		got, err := leases.Get(ctx, node.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		lease = got
+		return err == nil, err
+	})
 	if h := lease.Spec.HolderIdentity; h == nil || *h != node.Name || lease.Spec.LeaseDurationSeconds == nil ||
 		*lease.Spec.LeaseDurationSeconds != 2 || lease.Spec.RenewTime == nil {
 		t.Errorf("lease spec: %+v", lease.Spec)

@@ -22,8 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
-
-	"github.com/skiff-sh/skiff/kube"
 )
 
 // scenarioTimeout bounds one scenario, from creation to its last expectation.
@@ -361,7 +359,7 @@ const (
 const gateScript = `
 open() { wget -qO- "$JOB_URL" | grep -q "\"test.skiff.sh/$1\""; }
 trap 'if [ -n "$ON_TERM" ]; then until open "$ON_TERM"; do sleep 0.1; done; exit 1; fi; exit 143' TERM
-touch /tmp/trapped
+echo trapped
 until open ` + gateRelease + `; do sleep 0.1; done
 `
 
@@ -374,13 +372,6 @@ func gatedJob(s *skiffd, name string, completions, parallelism int32, onTerm str
 	spec.Containers[0].Env = []corev1.EnvVar{
 		{Name: "JOB_URL", Value: s.plainProxy() + "/apis/batch/v1/namespaces/default/jobs/" + name},
 		{Name: "ON_TERM", Value: onTerm},
-	}
-	// NOTE: ready once its trap is set: a pod deleted before that (the
-	// shell still starting, on a slow machine) ignores SIGTERM as PID 1
-	// and exits 0 once released (countPods waits for ready pods).
-	spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/trapped"}}},
-		PeriodSeconds: 1,
 	}
 	return job
 }
@@ -429,7 +420,7 @@ func countPods(t *testing.T, c *kubernetes.Clientset, job *batchv1.Job) (running
 	t.Helper()
 	pods := jobPods(t, c, job)
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && kube.IsPodReady(&p) {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			running++
 		}
 	}
@@ -607,6 +598,13 @@ func TestJobPodReplacementPolicy(t *testing.T) {
 			}
 			waitRunningPods(t, c, job, 1, 1)
 			first := jobPods(t, c, job)[0]
+			// NOTE: a shell as PID 1 ignores SIGTERM until its trap is
+			// set; deleted before that (on a slow machine), the pod
+			// exits 0 once released. The script says when it is set.
+			waitFor(t, scenarioTimeout, "the pod's SIGTERM trap", func() (bool, error) {
+				log, err := c.CoreV1().Pods("default").GetLogs(first.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+				return err == nil && strings.Contains(string(log), "trapped"), nil
+			})
 			if err := c.CoreV1().Pods("default").Delete(context.Background(), first.Name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
