@@ -56,7 +56,11 @@ func isAll(name string) bool { return strings.EqualFold(name, "ALL") }
 // ContainerConfig.CapAdd takes them) grants the capability name
 // ("NET_ADMIN").
 func Grants(add []string, name string) bool {
-	return slices.ContainsFunc(add, isAll) || slices.Contains(capNames(add), capNames([]string{name})[0])
+	if slices.ContainsFunc(add, isAll) {
+		return true
+	}
+	want := capNames([]string{name}) // NOTE: empty for "ALL", which add lacks
+	return len(want) == 1 && slices.Contains(capNames(add), want[0])
 }
 
 // capNames are names as the OCI spec spells them (CAP_NET_ADMIN), without "ALL".
