@@ -14,10 +14,6 @@ var (
 	// ErrStarted: the instance started before and must not start again
 	// (Start of an instance found started).
 	ErrStarted = errors.New("instance started before")
-	// ErrNeverStarted: Start failed before it asked a task it made to
-	// start. Whatever became of that task meanwhile (a containerd that
-	// stops kills a task being made: exit 137), the container never ran.
-	ErrNeverStarted = errors.New("task never started")
 	// ErrImageNotPresent: pull policy Never (or no registry reachable) and the image is absent.
 	ErrImageNotPresent = errors.New("image not present")
 	// ErrImagePull: pulling the image failed (the kubelet's ErrImagePull).
@@ -188,8 +184,9 @@ type ContainerState string
 
 // The states List and Inspect report (see the package doc).
 const (
-	// StateCreated: the container exists and never started (no task, or a
-	// task that was never started): it may be started.
+	// StateCreated: the container exists and never started (no task, a
+	// task that was never started, or one stopped before Start asked it
+	// to start): it may be started.
 	StateCreated ContainerState = "created"
 	// StateRunning: its task runs.
 	StateRunning ContainerState = "running"

@@ -21,7 +21,7 @@ func TestIsTransient(t *testing.T) {
 	}{
 		"nil":                  {nil, false},
 		"containerd down":      {fmt.Errorf("creating task: %w", errdefs.ErrUnavailable), true},
-		"task never started":   {fmt.Errorf("creating task: %w (%w)", status.Error(codes.Unavailable, "EOF"), ErrNeverStarted), true},
+		"creating task cut":    {fmt.Errorf("creating task: %w", status.Error(codes.Unavailable, "EOF")), true},
 		"grpc unavailable":     {status.Error(codes.Unavailable, "connection refused"), true},
 		"wrapped grpc timeout": {fmt.Errorf("x: %w", status.Error(codes.DeadlineExceeded, "slow")), true},
 		"connection reset":     {fmt.Errorf("deleting task: %w", syscall.ECONNRESET), true},

@@ -52,7 +52,7 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 			}
 		}()
 		if task, err = container.NewTask(ctx, taskIO); err != nil {
-			return time.Time{}, nil, startError(fmt.Errorf("creating task for %q: %w (%w)", id, err, ErrNeverStarted))
+			return time.Time{}, nil, startError(fmt.Errorf("creating task for %q: %w", id, err))
 		}
 	}
 	defer func() {
@@ -70,6 +70,10 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 	if err != nil {
 		stopWaiting()
 		return time.Time{}, nil, fmt.Errorf("waiting for task %q: %w", id, err)
+	}
+	if err := r.noteStart(id); err != nil {
+		stopWaiting()
+		return time.Time{}, nil, err
 	}
 	// NOTE: taken before the start so that a quick exit is never stamped
 	// before it (the exit time comes from the shim, on the same clock).
@@ -136,6 +140,10 @@ func (r *Runtime) createdTask(ctx context.Context, container containerd.Containe
 	status, err := task.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading status of task %q: %w", id, err)
+	}
+	if status.Status == containerd.Stopped && r.killedBeforeStart(id) {
+		// NOTE: the caller reads it again: never started, to be made anew.
+		return nil, fmt.Errorf("starting %q: its task was stopped before it was started: %w", id, errdefs.ErrAborted)
 	}
 	if status.Status != containerd.Created {
 		return nil, fmt.Errorf("starting %q: task %s: %w", id, status.Status, ErrStarted)

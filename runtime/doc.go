@@ -11,7 +11,8 @@
 //	created   Create: a snapshot (labelled managed, under a lease named
 //	          after the ID), then the container record with its labels.
 //	started   Start: a task (containerd records it, status Created, before
-//	          it runs), then the task started, then the started-at label.
+//	          it runs), a note in its shim bundle that it is asked to
+//	          start, then the task started, then the started-at label.
 //	exited    the task is stopped; its exit stays in containerd until the
 //	          task is deleted. The caller records it (the pod's status).
 //	removed   Remove: the removing label, then the task, the container,
@@ -22,7 +23,10 @@
 // failed, or the caller recorded its exit before calling Remove. So an
 // instance found without a task either never started (no started-at label:
 // it may be started afresh) or has finished (started-at label, StateFinished:
-// never started again; its exit is in the caller's records, or lost).
+// never started again; its exit is in the caller's records, or lost). A
+// task found stopped without Start's note never ran: containerd stopped it
+// because the request that made it was cut short (exit 137 that no
+// container process produced), and the instance is reported never started.
 //
 // Leftovers of an interrupted step are never a permanent error: Create
 // removes a snapshot or lease of the same ID that no container holds (a

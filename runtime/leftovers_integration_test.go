@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,6 +165,69 @@ func TestStartOverInterruptedStart(t *testing.T) {
 	}
 	if st := waitExit(t, exitC); st.Code != 0 {
 		t.Errorf("exit code %d", st.Code)
+	}
+}
+
+// TestTaskStoppedBeforeStartNeverRan: containerd stops a task whose
+// making was cut short (skiffd died, or containerd restarted) and reports
+// exit 137 for it. Such a task never ran and must be reported never
+// started; a task Start asked to start and then killed exited for real.
+func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+	killTask := func(id string) {
+		t.Helper()
+		ctr, err := c.LoadContainer(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := ctr.Task(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exitC, err := task.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := task.Kill(ctx, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if st := <-exitC; st.ExitCode() != 137 {
+			t.Fatalf("killed task exited %d, want 137", st.ExitCode())
+		}
+	}
+
+	made := newConfig(t, "true")
+	create(t, rt, made)
+	ctr, err := c.LoadContainer(ctx, made.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctr.NewTask(ctx, cio.NullIO); err != nil {
+		t.Fatal(err)
+	}
+	killTask(made.ID)
+	got, err := rt.Inspect(ctx, made.ID)
+	if err != nil || got.State != runtime.StateCreated || got.TaskCreated || got.Exit != nil {
+		t.Fatalf("Inspect of a task stopped before its start: %+v, %v; want created, no task to start, no exit", got, err)
+	}
+	if _, _, err := rt.Start(ctx, made.ID); !runtime.IsTransient(err) {
+		t.Fatalf("Start of a task stopped before its start: %v, want a transient error (read it again)", err)
+	}
+	if err := rt.Remove(ctx, made.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExit(t, start(t, rt, made)); st.Code != 0 {
+		t.Errorf("made again: exit code %d", st.Code)
+	}
+
+	ran := newConfig(t, "sleep", "60")
+	exitC := start(t, rt, ran)
+	killTask(ran.ID)
+	waitExit(t, exitC)
+	got, err = rt.Inspect(ctx, ran.ID)
+	if err != nil || got.State != runtime.StateExited || got.Exit == nil || got.Exit.Code != 137 {
+		t.Fatalf("Inspect of a started task killed: %+v, %v; want exited 137", got, err)
 	}
 }
 

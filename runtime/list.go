@@ -91,6 +91,9 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	case containerd.Running, containerd.Paused, containerd.Pausing:
 		desc.State = StateRunning
 	case containerd.Stopped:
+		if !started && r.killedBeforeStart(c.ID()) {
+			return desc, nil // NOTE: its exit (137) is containerd's cleanup, not a run
+		}
 		exit := r.exitStatus(ctx, c, status.ExitStatus, status.ExitTime)
 		desc.State, desc.Exit = StateExited, &exit
 	default:

@@ -294,7 +294,6 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 // retry waits after a failed operation on instance id and reads its facts
 // again, until it can read them; false when the daemon stops first.
 func (r *containerRun) retry(ctx context.Context, id string, cause error, failures int) (instanceFacts, bool) {
-	neverStarted := errors.Is(cause, runtime.ErrNeverStarted)
 	for {
 		if ctx.Err() != nil {
 			return instanceFacts{}, false
@@ -308,7 +307,7 @@ func (r *containerRun) retry(ctx context.Context, id string, cause error, failur
 		if !r.pause(ctx, r.w.m.retryDelay(failures)) {
 			return instanceFacts{}, false
 		}
-		f := instanceFacts{recorded: r.recorded != nil, storeStarted: r.storeStarted, neverStarted: neverStarted}
+		f := instanceFacts{recorded: r.recorded != nil, storeStarted: r.storeStarted}
 		c, err := r.w.m.cfg.Runtime.Inspect(ctx, id)
 		switch {
 		case errors.Is(err, runtime.ErrNotFound):

@@ -40,10 +40,6 @@ type instanceFacts struct {
 	recorded bool
 	// storeStarted: the store shows this instance started.
 	storeStarted bool
-	// neverStarted: this run's last Start made the task and failed before
-	// starting it (runtime.ErrNeverStarted), so a task found exited was
-	// killed while being made (containerd stopping), not run.
-	neverStarted bool
 }
 
 // instanceStep is what the worker does next with an instance.
@@ -76,10 +72,7 @@ func nextStep(f instanceFacts) instanceStep {
 	case runtime.StateRunning:
 		return stepAdopt
 	case runtime.StateExited:
-		switch {
-		case f.neverStarted && !f.storeStarted:
-			return stepCreate // it never ran: make it again
-		case f.exit == nil:
+		if f.exit == nil {
 			return stepLost
 		}
 		return stepRecord

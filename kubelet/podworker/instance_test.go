@@ -37,11 +37,8 @@ func TestNextStep(t *testing.T) {
 		"containerd lost a running instance":         {instanceFacts{storeStarted: true}, stepLost},
 		"containerd state gone, container left":      {instanceFacts{found: true, state: runtime.StateCreated, storeStarted: true}, stepLost},
 		"unreadable container (exited, no exit)":     {instanceFacts{found: true, state: runtime.StateExited}, stepLost},
-		"task killed while being made (containerd stopping)": {instanceFacts{found: true, state: runtime.StateExited,
-			exit: &runtime.ExitStatus{Code: 137}, neverStarted: true}, stepCreate},
-		"never started by this run, but the store says it ran": {instanceFacts{found: true, state: runtime.StateExited,
-			exit: exit0, neverStarted: true, storeStarted: true}, stepRecord},
-		"recorded wins over a running task": {instanceFacts{found: true, state: runtime.StateRunning, recorded: true}, stepDone},
+		"task stopped before it was asked to start":  {instanceFacts{found: true, state: runtime.StateCreated}, stepCreate},
+		"recorded wins over a running task":          {instanceFacts{found: true, state: runtime.StateRunning, recorded: true}, stepDone},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

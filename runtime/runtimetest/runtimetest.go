@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -278,6 +279,26 @@ func Start(t testing.TB) *Env {
 		if err := env.Stop(); err != nil {
 			t.Error(err)
 		}
+		env.keepLog(t)
 	})
 	return env
+}
+
+// keepLog copies containerd's log of a failed test into SKIFF_TEST_LOGS,
+// beside skiffd's: a crash test's verdict often rests on what containerd
+// did meanwhile.
+func (e *Env) keepLog(t testing.TB) {
+	dir := os.Getenv("SKIFF_TEST_LOGS")
+	if dir == "" || !t.Failed() {
+		return
+	}
+	b, err := os.ReadFile(e.Log)
+	if err != nil {
+		t.Logf("keeping containerd's log: %v", err)
+		return
+	}
+	name := strings.ReplaceAll(t.Name(), "/", "_") + ".containerd.log"
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+		t.Logf("keeping containerd's log: %v", err)
+	}
 }
