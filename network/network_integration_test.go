@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containernetworking/cni/libcni"
+
 	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/network/nettest"
 	"github.com/skiff-sh/skiff/runtime"
@@ -281,6 +283,32 @@ func TestTeardownFreesTheIP(t *testing.T) {
 	// A pod that never had a sandbox tears down as well.
 	if err := n.Teardown(ctx, unique("never-")); err != nil {
 		t.Errorf("Teardown of an unknown pod: %v", err)
+	}
+}
+
+// TestTeardownOverAnEmptyCachedResult: skiffd killed while libcni wrote
+// its cached ADD result leaves the file empty; libcni then refuses every
+// DEL of that sandbox, which must still go.
+func TestTeardownOverAnEmptyCachedResult(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	n, _ := newNetwork(t, dataDir)
+	pod, sb := setup(t, n, "cut")
+	cached, err := filepath.Glob(filepath.Join(libcni.CacheDir, "results", "*-"+pod.UID+"-*"))
+	if err != nil || len(cached) != 1 {
+		t.Fatalf("cached results of %s: %v, %v; want one", pod.UID, cached, err)
+	}
+	if err := os.Truncate(cached[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Teardown(ctx, pod.UID); err != nil {
+		t.Fatalf("Teardown over an empty cached result: %v", err)
+	}
+	if _, err := os.Stat(sb.NetNSPath); !os.IsNotExist(err) {
+		t.Errorf("network namespace %s still there after Teardown (%v)", sb.NetNSPath, err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "ipam", "skiff", sb.IP)); !os.IsNotExist(err) {
+		t.Errorf("IP %s still reserved after Teardown (%v)", sb.IP, err)
 	}
 }
 

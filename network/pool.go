@@ -164,24 +164,30 @@ func (n *Network) discard(id string) {
 }
 
 // removeStale tears down the sandboxes left to RunPool; false when some
-// are still left.
+// are still left. Each is tried: one that cannot go must not keep the
+// others.
 func (n *Network) removeStale(ctx context.Context) bool {
 	n.mu.Lock()
 	stale := n.stale
 	n.stale = nil
 	n.mu.Unlock()
-	for i, id := range stale {
+	var left []string
+	for _, id := range stale {
+		if ctx.Err() != nil {
+			left = append(left, id)
+			continue
+		}
 		if err := n.Teardown(ctx, id); err != nil {
 			if ctx.Err() == nil {
 				logrus.WithError(err).WithField("sandbox", id).Warn("removing a pod network made ahead; trying again later")
 			}
-			n.mu.Lock()
-			n.stale = append(n.stale, stale[i:]...)
-			n.mu.Unlock()
-			return false
+			left = append(left, id)
 		}
 	}
-	return true
+	n.mu.Lock()
+	n.stale = append(n.stale, left...)
+	n.mu.Unlock()
+	return len(left) == 0
 }
 
 // takePooled gives the pod a sandbox of the pool, if one is ready: false

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/containerd/containerd/pkg/netns"
+	"github.com/containernetworking/cni/libcni"
 	"github.com/sirupsen/logrus"
 )
 
@@ -95,10 +97,34 @@ func (n *Network) detach(ctx context.Context, id string, paths []string, ports [
 	}
 	// The plugins key what they remove on the container ID (the pod UID,
 	// or the pool's ID of a sandbox made ahead).
-	if err := n.cniFor(hostPorts).Remove(ctx, id, path, n.namespaceOpts("", "", id, ports)...); err != nil {
+	remove := func() error { return n.cniFor(hostPorts).Remove(ctx, id, path, n.namespaceOpts("", "", id, ports)...) }
+	err := remove()
+	if err != nil && strings.Contains(err.Error(), "cached result") && removeCachedResults(id) {
+		err = remove()
+	}
+	if err != nil {
 		return fmt.Errorf("tearing down pod network: %w", err)
 	}
 	return nil
+}
+
+// removeCachedResults removes libcni's cached ADD results of the sandbox
+// CNI knows as id; false when there were none. An ADD cut short by
+// skiffd's death can leave one empty, and libcni 1.1 then fails every DEL
+// of that sandbox on it ("failed to get network … cached result"): the
+// sandbox would never go. DEL needs no cached result (plugins free what
+// they keyed on the container ID); later libcni releases remove a cache
+// they cannot read the same way.
+func removeCachedResults(id string) bool {
+	paths, _ := filepath.Glob(filepath.Join(libcni.CacheDir, "results", "*-"+id+"-*"))
+	removed := false
+	for _, p := range paths {
+		if err := os.Remove(p); err == nil {
+			logrus.WithFields(logrus.Fields{"sandbox": id, "file": p}).Warn("removed an unreadable CNI cached result")
+			removed = true
+		}
+	}
+	return removed
 }
 
 // netnsPaths lists the namespace mounts in the pod's netns directory
