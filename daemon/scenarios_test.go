@@ -617,7 +617,14 @@ func TestJobPodReplacementPolicy(t *testing.T) {
 			if _, all := countPods(t, c, job); all != tc.pods {
 				t.Errorf("%d pods while the deleted pod terminates, want %d", all, tc.pods)
 			}
-			openGates(t, c, job.Name, gateStop, gateRelease)
+			// NOTE: release opens once the deleted pod has failed: a shell
+			// whose SIGTERM is still pending when its loop sees release
+			// ends the script (exit 0) without running the trap.
+			openGates(t, c, job.Name, gateStop)
+			waitStatus(t, c, job.Name, "the deleted pod failed", func(st batchv1.JobStatus) bool {
+				return st.Failed == 1 && deref(st.Terminating) == 0
+			})
+			openGates(t, c, job.Name, gateRelease)
 			done := waitJob(t, c, "default", job.Name, batchv1.JobComplete, scenarioTimeout)
 			if st := done.Status; st.Succeeded != 1 || st.Failed != 1 || deref(st.Terminating) != 0 {
 				t.Errorf("final succeeded %d failed %d terminating %d, want 1, 1 and 0", st.Succeeded, st.Failed, deref(st.Terminating))
