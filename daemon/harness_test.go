@@ -235,6 +235,25 @@ func (s *skiffd) kubectlCmd(bin string, args ...string) *exec.Cmd {
 	return exec.Command(bin, append([]string{"--kubeconfig", s.kubeconfig, "--cache-dir", filepath.Join(s.dataDir, "kubectl-cache")}, args...)...)
 }
 
+// keepGoroutines saves, for a failed test, the stacks of skiffd's
+// goroutines into SKIFF_TEST_LOGS before anything is cleaned up: a hang
+// shows where it waits.
+func (s *skiffd) keepGoroutines() {
+	dir := os.Getenv("SKIFF_TEST_LOGS")
+	if dir == "" || !s.t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := s.client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/goroutine").Param("debug", "2").DoRaw(ctx)
+	if err != nil {
+		s.t.Logf("skiffd's goroutines: %v", err)
+		return
+	}
+	name := strings.ReplaceAll(s.t.Name(), "/", "_") + ".goroutines.txt"
+	_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+}
+
 // skiffdCount numbers the skiffds of this test process.
 var skiffdCount atomic.Int32
 
@@ -244,6 +263,7 @@ var skiffdCount atomic.Int32
 // rules go with the reserved network, after this).
 func (s *skiffd) cleanup() {
 	if s.running() {
+		s.keepGoroutines()
 		s.deleteEverything()
 	}
 	s.stop()
