@@ -168,8 +168,11 @@ func TestConfigMapVolumeRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The container prints the pair of files whenever it changes, and the
-	// file mounted through subPath beside it.
-	pod := scriptPod("watcher", `old=; while true; do new="$(cat /cfg/a)-$(cat /cfg/b) sub=$(cat /sub/a)"; `+
+	// file mounted through subPath beside it. NOTE: the pair is read through
+	// one resolution of ..data, as a reader that wants both of one version
+	// must on a kubelet too: two reads through /cfg/a and /cfg/b may fall
+	// on either side of the swap.
+	pod := scriptPod("watcher", `old=; while true; do new="$(cd /cfg/..data && echo "$(cat a 2>/dev/null)-$(cat b 2>/dev/null)") sub=$(cat /sub/a)"; `+
 		`[ "$new" != "$old" ] && echo "$new"; old=$new; sleep 0.05; done`)
 	pod.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "live"}}}}}
