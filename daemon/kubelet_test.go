@@ -549,9 +549,13 @@ func TestKubeletReadinessJobReady(t *testing.T) {
 	// NOTE: both pods must be ready at once: on a loaded CI machine their
 	// starts were more than 4 s apart.
 	job := shJob("ready", "sleep 1; touch /tmp/ready; sleep 20", 2, 2, 0, corev1.RestartPolicyNever)
+	// NOTE: an exec probe's default 1 s timeout is less than a runc exec
+	// may take on a loaded 2-core machine (CI once saw the two pods never
+	// ready at once; a probe that times out fails).
 	job.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/ready"}}},
-		PeriodSeconds: 1,
+		ProbeHandler:   corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/ready"}}},
+		PeriodSeconds:  1,
+		TimeoutSeconds: 10,
 	}
 	if _, err := s.client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
