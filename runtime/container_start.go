@@ -51,6 +51,9 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 				r.removeStdin(id)
 			}
 		}()
+		if err := r.clearStaleShim(ctx, id); err != nil {
+			return time.Time{}, nil, err
+		}
 		if task, err = container.NewTask(ctx, taskIO); err != nil {
 			return time.Time{}, nil, startError(fmt.Errorf("creating task for %q: %w", id, err))
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -229,6 +230,72 @@ func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
 	if err != nil || got.State != runtime.StateExited || got.Exit == nil || got.Exit.Code != 137 {
 		t.Fatalf("Inspect of a started task killed: %+v, %v; want exited 137", got, err)
 	}
+}
+
+// TestStartBesideAStaleShim: a shim of an earlier task of the ID, which
+// containerd no longer knows, still listens on the ID's shim socket and
+// answers nothing. The new task's shim would hand containerd that socket,
+// and the create would wait on it for ever; Start kills it first.
+func TestStartBesideAStaleShim(t *testing.T) {
+	rt := stateRuntime(t)
+	cfg := newConfig(t, "true")
+	create(t, rt, cfg)
+	// NOTE: Debian's python3 itself, not a wrapper that would exec it
+	// under another argv[0]: the stale shim is known by its command line.
+	const python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skipf("no %s to play the stale shim", python)
+	}
+	sock := runtime.ShimSocket(rt, cfg.ID)
+	ready := filepath.Join(t.TempDir(), "ready")
+	const listen = `import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.bind(os.environ["SOCK"])
+s.listen(16)
+open(os.environ["READY"], "w").close()
+held = []
+while True:
+    held.append(s.accept()[0])
+`
+	stale := &exec.Cmd{
+		Path: python,
+		Args: []string{"containerd-shim-runc-v2", "-c", listen, "-namespace", env.Namespace, "-id", cfg.ID, "-address", env.Address},
+		Env:  append(os.Environ(), "SOCK="+sock, "READY="+ready),
+	}
+	if err := stale.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = stale.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = stale.Process.Kill()
+		<-exited
+		_ = os.Remove(sock)
+	})
+	for deadline := time.Now().Add(30 * time.Second); !exists(ready); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stale shim did not listen")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, exitC, err := rt.Start(ctx, cfg.ID)
+	if err != nil {
+		t.Fatalf("Start beside a stale shim on the ID's socket: %v", err)
+	}
+	if st := waitExit(t, exitC); st.Code != 0 {
+		t.Errorf("exit code %d", st.Code)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Error("the stale shim is still there")
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func TestStartedInstanceNeverStartsAgain(t *testing.T) {
