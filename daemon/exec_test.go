@@ -224,7 +224,11 @@ func TestKubectlExecAttachDebug(t *testing.T) {
 
 	t.Run("exec -it", func(t *testing.T) {
 		term := kubectl.onTerminal("exec", "-it", sleeper.Name, "--", "sh")
-		term.typeIn("stty size; echo $((6*7))\r")
+		// NOTE: kubectl sends its terminal's size once the stream is open;
+		// the shell may read the first line before it lands (a TTY of size
+		// 0 0, which busybox's stty reports as an error): wait for it there.
+		// (The line must not hold the size it expects: the TTY echoes it.)
+		term.typeIn(`until s=$(stty size 2>/dev/null) && [ "${s% *}" != 0 ]; do sleep 0.1; done; stty size; echo $((6*7))` + "\r")
 		term.expect("24 100")
 		term.expect("42")
 		term.typeIn("exit\r")
