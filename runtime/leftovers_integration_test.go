@@ -244,7 +244,7 @@ func TestStartBesideAStaleShim(t *testing.T) {
 	// under another argv[0]: the stale shim is known by its command line.
 	const python = "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no %s to play the stale shim", python)
+		t.Fatalf("no %s to play the stale shim (make deps installs it with python3-kubernetes): %v", python, err)
 	}
 	sock := runtime.ShimSocket(rt, cfg.ID)
 	ready := filepath.Join(t.TempDir(), "ready")
