@@ -25,6 +25,14 @@ func withKill(ctx context.Context, p containerd.Process) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, killWait)
 	defer cancel()
+	// NOTE: a process that has exited needs no kill, and the kill would
+	// cost every pod's removal a runc process (`runc kill --all`): the
+	// kernel ended the rest of the process's PID namespace with it, and
+	// for a container without one of its own the shim killed the rest
+	// before it reported the exit (containerd's ShouldKillAllOnExit).
+	if st, err := p.Status(ctx); err == nil && st.Status == containerd.Stopped {
+		return nil
+	}
 	exited, err := p.Wait(ctx)
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@ import (
 type silentProcess struct {
 	containerd.Process // NOTE: only the methods withKill calls are implemented
 	exits              bool
+	stopped            bool // Status says so
+	statusErr          error
 	killed             bool
 	killErr            error
 }
@@ -27,6 +29,13 @@ func (p *silentProcess) Wait(context.Context) (<-chan containerd.ExitStatus, err
 		ch <- *containerd.NewExitStatus(137, time.Now(), nil)
 	}
 	return ch, nil
+}
+
+func (p *silentProcess) Status(context.Context) (containerd.Status, error) {
+	if p.stopped {
+		return containerd.Status{Status: containerd.Stopped, ExitStatus: 0}, p.statusErr
+	}
+	return containerd.Status{Status: containerd.Running}, p.statusErr
 }
 
 func (p *silentProcess) Kill(_ context.Context, sig syscall.Signal, _ ...containerd.KillOpts) error {
@@ -42,6 +51,7 @@ func TestWithKillIsBounded(t *testing.T) {
 		"no exit ever reported":     {},
 		"kill finds no process":     {killErr: errdefs.ErrNotFound},
 		"kill of a stopped process": {killErr: errdefs.ErrFailedPrecondition},
+		"status unknown":            {exits: true, statusErr: errdefs.ErrUnavailable},
 	} {
 		done := make(chan error, 1)
 		go func() { done <- withKill(context.Background(), p) }()
@@ -56,5 +66,17 @@ func TestWithKillIsBounded(t *testing.T) {
 		if !p.killed {
 			t.Errorf("%s: not killed with SIGKILL", name)
 		}
+	}
+}
+
+// TestWithKillSparesAnExitedProcess: no kill (a runc process for a task)
+// once the process has exited.
+func TestWithKillSparesAnExitedProcess(t *testing.T) {
+	p := &silentProcess{stopped: true}
+	if err := withKill(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.killed {
+		t.Error("an exited process was killed")
 	}
 }
