@@ -110,6 +110,9 @@ func (e *Env) start(ctx context.Context) error {
 	return nil
 }
 
+// Pid is containerd's process id (a benchmark accounts its CPU).
+func (e *Env) Pid() int { return e.proc.Pid() }
+
 // Restart stops containerd — with SIGTERM, or SIGKILL when kill is set —
 // and starts it again on the same root, state and socket, as a restart of
 // its service does. Shims and containers keep running meanwhile.
