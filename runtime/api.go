@@ -205,9 +205,6 @@ type Container struct {
 	State     ContainerState
 	StartedAt time.Time   // zero if never started
 	Exit      *ExitStatus // set when State == StateExited
-	// Removing: a Remove began and did not finish; its exit (if it ran)
-	// was recorded before.
-	Removing bool
 	// TaskCreated: StateCreated with a task made and never started. Start
 	// it (Start does); never delete it to make it again, as a start
 	// request cut short may still reach it.

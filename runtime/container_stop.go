@@ -112,7 +112,7 @@ func (r *Runtime) remove(ctx context.Context, id string) error {
 	case err != nil:
 		return fmt.Errorf("loading task of %q: %w", id, err)
 	}
-	if _, err := container.SetLabels(ctx, map[string]string{labelRemoving: "true"}); err != nil {
+	if err := r.markRemoving(ctx, container); err != nil {
 		if errdefs.IsNotFound(err) {
 			return r.removeRest(ctx, id)
 		}
@@ -135,6 +135,25 @@ func (r *Runtime) remove(ctx context.Context, id string) error {
 	}
 	r.forget(id)
 	return nil
+}
+
+// markRemoving labels container removing, so that no Start runs it once
+// its task is gone. A container whose record already holds its start time
+// needs no label: Start refuses it for that, and finds it finished (see
+// describe). That is every container that ran, so the write (and
+// containerd's fsync of it) is spared on a pod's common path.
+func (r *Runtime) markRemoving(ctx context.Context, container containerd.Container) error {
+	// NOTE: LoadContainer has just read the record: its labels need no
+	// second round trip.
+	info, err := container.Info(ctx, containerd.WithoutRefreshedMetadata)
+	if err != nil {
+		return err
+	}
+	if info.Labels[labelStartedAt] != "" {
+		return nil
+	}
+	_, err = container.SetLabels(ctx, map[string]string{labelRemoving: "true"})
+	return err
 }
 
 // removeRest removes what may outlive id's container record when a Remove

@@ -15,8 +15,10 @@
 //	          start, then the task started, then the started-at label.
 //	exited    the task is stopped; its exit stays in containerd until the
 //	          task is deleted. The caller records it (the pod's status).
-//	removed   Remove: the removing label, then the task, the container,
-//	          its snapshot and its lease are deleted.
+//	removed   Remove: the removing label (on a container that never
+//	          started: the started-at label already keeps the rest from
+//	          Start), then the task, the container, its snapshot and its
+//	          lease are deleted.
 //
 // The invariant that makes a crash at any point recoverable: a task is
 // deleted only when the instance's outcome no longer needs it — its start

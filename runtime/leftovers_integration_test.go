@@ -5,6 +5,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +14,12 @@ import (
 	"time"
 
 	"github.com/containerd/containerd"
+	apievents "github.com/containerd/containerd/api/events"
 	"github.com/containerd/containerd/cio"
 	"github.com/containerd/containerd/leases"
 	"github.com/containerd/containerd/snapshots"
 	"github.com/containerd/errdefs"
+	"github.com/containerd/typeurl/v2"
 	"github.com/opencontainers/image-spec/identity"
 
 	"github.com/skiff-sh/skiff/runtime"
@@ -328,6 +331,94 @@ func TestStartedInstanceNeverStartsAgain(t *testing.T) {
 	}
 	if err := rt.Create(ctx, cfg); !errdefs.IsAlreadyExists(err) {
 		t.Errorf("Create over a finished instance: %v, want already exists", err)
+	}
+}
+
+// TestRemoveMarksOnlyWhatNeverStarted: Remove labels a container removing
+// before it deletes the task only when nothing else keeps the rest from
+// Start: a container that started carries its start time, and the label
+// would be one more write of containerd's metadata for every pod.
+func TestRemoveMarksOnlyWhatNeverStarted(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+	// updates counts the container updates containerd publishes for id
+	// until its deletion, which ends Remove.
+	updates := func(id string, remove func()) int {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		filter := fmt.Sprintf(`topic~="/containers/(update|delete)",namespace==%q`, env.Namespace)
+		envC, errC := c.EventService().Subscribe(sctx, filter)
+		// NOTE: a subscription is live once containerd answers its first
+		// event; an update of a container no test uses makes one.
+		probe := newConfig(t, "true")
+		create(t, rt, probe)
+		probeCtr, err := c.LoadContainer(ctx, probe.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for live := false; !live; {
+			if _, err := probeCtr.SetLabels(ctx, map[string]string{"probe": "1"}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-envC:
+				live = true
+			case err := <-errC:
+				t.Fatalf("subscribing: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		remove()
+		n := 0
+		for {
+			select {
+			case e := <-envC:
+				ev, err := typeurl.UnmarshalAny(e.Event)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch ev := ev.(type) {
+				case *apievents.ContainerUpdate:
+					if ev.ID == id {
+						n++
+					}
+				case *apievents.ContainerDelete:
+					if ev.ID == id {
+						return n
+					}
+				}
+			case err := <-errC:
+				t.Fatalf("events: %v", err)
+			}
+		}
+	}
+
+	ran := newConfig(t, "true")
+	waitExit(t, start(t, rt, ran))
+	if n := updates(ran.ID, func() {
+		if err := rt.Remove(ctx, ran.ID); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Remove of a container that ran wrote its record %d times, want 0", n)
+	}
+
+	neverStarted := newConfig(t, "true")
+	create(t, rt, neverStarted)
+	ctr, err := c.LoadContainer(ctx, neverStarted.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctr.NewTask(ctx, cio.NullIO); err != nil {
+		t.Fatal(err)
+	}
+	if n := updates(neverStarted.ID, func() {
+		if err := rt.Remove(ctx, neverStarted.ID); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("Remove of a container that never started wrote its record %d times, want 1 (the removing label)", n)
 	}
 }
 

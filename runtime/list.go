@@ -9,8 +9,8 @@ import (
 	"github.com/containerd/errdefs"
 )
 
-// labelRemoving marks a container whose removal began (Remove writes it
-// before it deletes the task).
+// labelRemoving marks a container that never started and whose removal
+// began (Remove writes it before it deletes the task): Start refuses it.
 const labelRemoving = "io.skiff.container.removing"
 
 // List returns every container in the namespace carrying LabelManaged, with
@@ -63,8 +63,7 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	if err != nil {
 		return brokenContainer(c.ID(), nil, err), nil
 	}
-	desc := Container{ID: c.ID(), Labels: info.Labels, State: StateCreated, Removing: info.Labels[labelRemoving] == "true",
-		RuntimeType: info.Runtime.Name}
+	desc := Container{ID: c.ID(), Labels: info.Labels, State: StateCreated, RuntimeType: info.Runtime.Name}
 	started := info.Labels[labelStartedAt] != ""
 	if at, err := time.Parse(time.RFC3339Nano, info.Labels[labelStartedAt]); err == nil {
 		desc.StartedAt = at
