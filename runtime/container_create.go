@@ -80,7 +80,8 @@ func (r *Runtime) Create(ctx context.Context, cfg ContainerConfig) (retErr error
 		containerd.WithSnapshot(cfg.ID),
 		containerd.WithRuntime(runtimeType, nil),
 		containerd.WithContainerLabels(labels),
-		containerd.WithNewSpec(specOpts(cfg, facts.config.Config)...),
+		containerd.WithNewSpec(specOpts(cfg, facts.config.Config,
+			r.images.withCachedUser(facts.chainID, cfg.User, facts.config.Config.User))...),
 	)
 	if err != nil {
 		return fmt.Errorf("creating container %q: %w", cfg.ID, err)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/identity"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // imageFacts are what a container's creation reads of its image. They
@@ -36,14 +38,16 @@ const touchEvery = time.Minute
 // imageCache holds the imageFacts read so far, the layer chains seen
 // unpacked, and when each image name's use was last recorded.
 type imageCache struct {
-	mu       sync.Mutex
-	facts    map[digest.Digest]imageFacts
-	unpacked map[string]bool      // chain IDs
-	touched  map[string]time.Time // image names
+	mu         sync.Mutex
+	facts      map[digest.Digest]imageFacts
+	unpacked   map[string]bool      // chain IDs
+	touched    map[string]time.Time // image names
+	identities map[identityKey]specs.User
 }
 
 func newImageCache() *imageCache {
-	return &imageCache{facts: map[digest.Digest]imageFacts{}, unpacked: map[string]bool{}, touched: map[string]time.Time{}}
+	return &imageCache{facts: map[digest.Digest]imageFacts{}, unpacked: map[string]bool{}, touched: map[string]time.Time{},
+		identities: map[identityKey]specs.User{}}
 }
 
 // resolveImage looks ref up (one round trip: a tag may have moved) and
@@ -124,4 +128,36 @@ func (c *imageCache) dueTouch(name string, now time.Time) bool {
 	}
 	c.touched[name] = now
 	return true
+}
+
+// identityKey names a process identity resolved in a layer chain's files:
+// the chain, and what withUser was asked (see userKey).
+type identityKey struct{ chainID, user string }
+
+// identity returns the process identity resolved before under k, if any.
+func (c *imageCache) identity(k identityKey) (specs.User, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.identities[k]
+	return copyUser(u), ok
+}
+
+// setIdentity records the process identity resolved under k.
+func (c *imageCache) setIdentity(k identityKey, u specs.User) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.identities) >= maxImageFacts {
+		clear(c.identities)
+	}
+	c.identities[k] = copyUser(u)
+}
+
+// copyUser is u sharing nothing with it.
+func copyUser(u specs.User) specs.User {
+	u.AdditionalGids = slices.Clone(u.AdditionalGids)
+	if u.Umask != nil {
+		umask := *u.Umask
+		u.Umask = &umask
+	}
+	return u
 }

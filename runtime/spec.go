@@ -17,17 +17,18 @@ var errNoCommand = errors.New("no command specified")
 
 // specOpts are the OCI spec options for cfg on an image configured as img,
 // applied over containerd's default spec (namespaces, mounts, capabilities,
-// rlimits). The order matters: process, identity, namespaces and files,
-// volume mounts (which may cover the defaults), resources, then security,
-// where privileged overrides capabilities, seccomp and masked paths.
-func specOpts(cfg ContainerConfig, img ocispec.ImageConfig) []oci.SpecOpts {
+// rlimits). The order matters: process, identity (the given option: withUser
+// or its cached form), namespaces and files, volume mounts (which may cover
+// the defaults), resources, then security, where privileged overrides
+// capabilities, seccomp and masked paths.
+func specOpts(cfg ContainerConfig, img ocispec.ImageConfig, identity oci.SpecOpts) []oci.SpecOpts {
 	return []oci.SpecOpts{
 		oci.WithoutRunMount,
 		withArgs(img, cfg.Command, cfg.Args),
 		withHostnameEnv(cfg.Hostname),
 		withEnv(img.Env, cfg.Env),
 		withWorkingDir(img.WorkingDir, cfg.WorkingDir),
-		withUser(cfg.User, img.User),
+		identity,
 		withNetwork(cfg.NetNSPath),
 		withEtcFiles(cfg.HostsPath, cfg.ResolvConfPath, cfg.HostnamePath, cfg.ReadOnlyRootfs),
 		withPIDNamespace(cfg.PIDNSPath),

@@ -155,7 +155,7 @@ func TestSpecOptsOnDefaultSpec(t *testing.T) {
 	ctx := namespacedContext()
 	cfg := ContainerConfig{ID: "c1", Command: []string{"echo"}, Args: []string{"hi"}, Env: []string{"A=1"}, Hostname: "h"}
 	img := ocispec.ImageConfig{Env: []string{"PATH=/bin"}, Cmd: []string{"sh"}}
-	opts := append([]oci.SpecOpts{oci.WithRootFSPath(t.TempDir())}, specOpts(cfg, img)...)
+	opts := append([]oci.SpecOpts{oci.WithRootFSPath(t.TempDir())}, specOpts(cfg, img, withUser(cfg.User, img.User))...)
 	s, err := oci.GenerateSpec(ctx, nil, &containers.Container{ID: cfg.ID}, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,39 @@ func withUser(u *User, imageUser string) oci.SpecOpts {
 		opts = append(opts, oci.WithUser(userstr))
 	}
 	return oci.Compose(append(opts, withImageGroups(groupsOf), withGroups(supplementary))...)
+}
+
+// withCachedUser is withUser, resolved in the image's files once per layer
+// chain: withUser mounts the container's rootfs to read /etc/passwd and
+// /etc/group (a mount, a read and an unmount on every container's
+// creation, 3 to 7 ms of it), and a chain's files never change.
+func (c *imageCache) withCachedUser(chainID string, u *User, imageUser string) oci.SpecOpts {
+	k := identityKey{chainID: chainID, user: userKey(u, imageUser)}
+	resolve := withUser(u, imageUser)
+	return func(ctx context.Context, client oci.Client, ctr *containers.Container, s *oci.Spec) error {
+		ensureProcess(s)
+		if id, ok := c.identity(k); ok {
+			s.Process.User = id
+			return nil
+		}
+		if err := resolve(ctx, client, ctr, s); err != nil {
+			return err
+		}
+		c.setIdentity(k, s.Process.User)
+		return nil
+	}
+}
+
+// userKey is all that withUser's result depends on besides the files.
+func userKey(u *User, imageUser string) string {
+	if u == nil {
+		return "image:" + imageUser
+	}
+	gid := "-"
+	if u.GID != nil {
+		gid = strconv.FormatUint(uint64(*u.GID), 10)
+	}
+	return fmt.Sprintf("uid:%d gid:%s groups:%v", u.UID, gid, u.Groups)
 }
 
 // withImageGroups adds the groups the image's /etc/group lists user (a name

@@ -93,3 +93,58 @@ func TestMergeGroups(t *testing.T) {
 		t.Errorf("merged (-want,+got):\n%s", diff)
 	}
 }
+
+// TestWithCachedUser: an identity is resolved in a layer chain's files
+// once; the same chain and request are answered from memory (the files of
+// the second rootfs differ only to show that they were not read), another
+// chain or another request reads them again, and a failure is not kept.
+func TestWithCachedUser(t *testing.T) {
+	images := newImageCache()
+	first := map[string]string{
+		"etc/passwd": "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n",
+		"etc/group":  "root:x:0:\nwheel:x:10:root\nvideo:x:44:app\n",
+	}
+	changed := map[string]string{
+		"etc/passwd": "root:x:0:0:root:/root:/bin/sh\napp:x:2000:2000::/home/app:/bin/sh\n",
+		"etc/group":  "root:x:0:\naudio:x:29:root,app\n",
+	}
+	tests := []struct {
+		name      string
+		chainID   string
+		user      *User
+		imageUser string
+		files     map[string]string
+		want      specs.User
+	}{
+		{"root, first read", "chain-a", nil, "", first, specs.User{AdditionalGids: []uint32{0, 10}}},
+		{"root, from memory", "chain-a", nil, "", changed, specs.User{AdditionalGids: []uint32{0, 10}}},
+		{"root, another chain", "chain-b", nil, "", changed, specs.User{AdditionalGids: []uint32{0, 29}}},
+		{"image user, first read", "chain-a", nil, "app", first, specs.User{UID: 1000, GID: 1000, AdditionalGids: []uint32{44, 1000}}},
+		{"image user, from memory", "chain-a", nil, "app", changed, specs.User{UID: 1000, GID: 1000, AdditionalGids: []uint32{44, 1000}}},
+		{"runAsUser, another request", "chain-a", &User{UID: 0, Groups: []uint32{5}}, "app", changed, specs.User{AdditionalGids: []uint32{0, 5, 29}}},
+	}
+	for _, tc := range tests {
+		s, err := applyToRootfs(t, images.withCachedUser(tc.chainID, tc.user, tc.imageUser), tc.files)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff(tc.want, s.Process.User); diff != "" {
+			t.Errorf("%s: user (-want +got):\n%s", tc.name, diff)
+		}
+		// What a spec holds is its own: changing it changes no other.
+		s.Process.User.AdditionalGids = append(s.Process.User.AdditionalGids[:0], 99)
+	}
+
+	missing := images.withCachedUser("chain-c", nil, "ghost")
+	if _, err := applyToRootfs(t, missing, first); err == nil {
+		t.Fatal("a user the image lacks resolved")
+	}
+	withGhost := map[string]string{"etc/passwd": "ghost:x:7:7::/:/bin/sh\n", "etc/group": ""}
+	s, err := applyToRootfs(t, missing, withGhost)
+	if err != nil {
+		t.Fatalf("after a failure, the files are read again: %v", err)
+	}
+	if s.Process.User.UID != 7 || s.Process.User.GID != 7 {
+		t.Errorf("user %+v, want 7:7", s.Process.User)
+	}
+}
