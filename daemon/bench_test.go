@@ -105,7 +105,12 @@ func dockerRuns(n, parallelism int) (time.Duration, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if out, err := exec.Command("docker", "run", "--rm", "--network", "host", "busybox:1.35", "true").CombinedOutput(); err != nil {
+			// NOTE: bounded: a wedged Docker (seen once: its shims gone,
+			// its containers "Up" for ever) must cost the peer's figure,
+			// not the benchmark.
+			ctx, cancel := context.WithTimeout(context.Background(), dockerRunTimeout)
+			defer cancel()
+			if out, err := exec.CommandContext(ctx, "docker", "run", "--rm", "--network", "host", "busybox:1.35", "true").CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("docker run: %s", firstLine(out, err))
 			}
 		}()
@@ -117,6 +122,9 @@ func dockerRuns(n, parallelism int) (time.Duration, error) {
 	}
 	return time.Since(start), nil
 }
+
+// dockerRunTimeout bounds one `docker run --rm … true`.
+const dockerRunTimeout = time.Minute
 
 // firstLine is a command's first line of output, or its error.
 func firstLine(out []byte, err error) string {
