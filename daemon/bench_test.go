@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/network"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
 
@@ -134,12 +135,25 @@ func firstLine(out []byte, err error) string {
 	return err.Error()
 }
 
+// waitPodNetworkPool waits until skiffd has made its pool of pod networks
+// (--pod-network-pool, the default): a node's skiffd runs long before its
+// Jobs come, and a pool still being made at the start would put its CNI
+// ADDs (~100 ms of the machine a sandbox) beside the first pods, also
+// those on the host's network.
+func (s *skiffd) waitPodNetworkPool(b *testing.B) {
+	want := network.DefaultPoolSize
+	waitFor(b, time.Minute, fmt.Sprintf("%d pod networks made ahead", want), func() (bool, error) {
+		return len(pooledSandboxes(s.dataDir)) >= want, nil
+	})
+}
+
 // skiffJob runs the Job on a fresh skiffd and returns the time from its
 // POST to its Complete condition, and where skiffd's share of it went.
 func skiffJob(b *testing.B, containerdCgroup string, completions, parallelism int32, hostNetwork bool) (time.Duration, jobCost) {
 	s := newSkiffd(b)
 	s.start()
 	defer s.stop()
+	s.waitPodNetworkPool(b)
 	job := shJob("bench", "true", completions, parallelism, 6, corev1.RestartPolicyNever)
 	job.Spec.Template.Spec.Containers[0].Command = []string{"true"}
 	job.Spec.Template.Spec.HostNetwork = hostNetwork
@@ -475,6 +489,7 @@ func skiffLatency(b *testing.B, parallelism, rounds int, hostNetwork bool) (late
 	s := newSkiffd(b)
 	s.start()
 	defer s.stop()
+	s.waitPodNetworkPool(b)
 	gates := b.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
