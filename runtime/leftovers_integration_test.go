@@ -134,19 +134,27 @@ func TestCreateOverInterruptedCreate(t *testing.T) {
 	}
 }
 
-func TestStartOverInterruptedStart(t *testing.T) {
-	rt := stateRuntime(t)
-	c, ctx := rawClient(t)
-
-	neverStarted := newConfig(t, "true")
-	create(t, rt, neverStarted)
-	ctr, err := c.LoadContainer(ctx, neverStarted.ID)
+// taskNeverStarted creates a container running `true` and makes its task
+// without starting it, as a Start cut short between the two leaves it.
+func taskNeverStarted(t *testing.T, rt *runtime.Runtime, c *containerd.Client, ctx context.Context) runtime.ContainerConfig {
+	t.Helper()
+	cfg := newConfig(t, "true")
+	create(t, rt, cfg)
+	ctr, err := c.LoadContainer(ctx, cfg.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ctr.NewTask(ctx, cio.NullIO); err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+func TestStartOverInterruptedStart(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+
+	neverStarted := taskNeverStarted(t, rt, c, ctx)
 	if got, err := rt.Inspect(ctx, neverStarted.ID); err != nil || got.State != runtime.StateCreated || !got.TaskCreated {
 		t.Fatalf("Inspect of a task never started: %+v, %v; want created, with its task", got, err)
 	}
@@ -404,15 +412,7 @@ func TestRemoveMarksOnlyWhatNeverStarted(t *testing.T) {
 		t.Errorf("Remove of a container that ran wrote its record %d times, want 0", n)
 	}
 
-	neverStarted := newConfig(t, "true")
-	create(t, rt, neverStarted)
-	ctr, err := c.LoadContainer(ctx, neverStarted.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ctr.NewTask(ctx, cio.NullIO); err != nil {
-		t.Fatal(err)
-	}
+	neverStarted := taskNeverStarted(t, rt, c, ctx)
 	if n := updates(neverStarted.ID, func() {
 		if err := rt.Remove(ctx, neverStarted.ID); err != nil {
 			t.Fatal(err)
