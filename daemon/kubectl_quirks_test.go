@@ -46,14 +46,20 @@ func TestKubectlAttachExitedEphemeral(t *testing.T) {
 	// The debug container exits at once: kubectl sees it ended and shows
 	// its log, or attaches while it still runs (and gets what it writes
 	// from then on, as a kubelet's attach does), or finds it gone when it
-	// attaches and, warned with the kubelet's words, shows its log.
+	// attaches and, warned with the kubelet's words, shows its log. Or the
+	// attach's output and status come before kubectl 1.32 has made its
+	// WebSocket streams: it discards them ("Unknown stream id"), says the
+	// streams closed, and shows the log (client-go's race, seen once in
+	// CI; the server has sent all it had).
 	k := newStreamKubectl(t, "kubectl", s)
 	out, errOut, code := k.run("", "debug", "-i", pod.Name, "--image=busybox:1.35", "-c", "quick", "--", "sh", "-c", "echo from quick; exit 3")
-	fellBack := strings.Contains(errOut, "warning: couldn't attach to pod/"+pod.Name+", falling back to streaming logs: ")
+	fellBack := "warning: couldn't attach to pod/" + pod.Name + ", falling back to streaming logs: "
+	refused := strings.Contains(errOut, "unable to upgrade connection: container quick not found in pod "+pod.Name+"_default")
+	raced := strings.Contains(errOut, fellBack+"closed all streams")
 	switch {
 	case code != 0 || strings.Contains(errOut, "Error from server"):
 		t.Errorf("kubectl debug of a container that exits at once: exit %d\n%s\n%s", code, out, errOut)
-	case fellBack && (!strings.Contains(errOut, "unable to upgrade connection: container quick not found in pod "+pod.Name+"_default") || out != "from quick\n"):
+	case strings.Contains(errOut, fellBack) && (!refused && !raced || out != "from quick\n"):
 		t.Errorf("kubectl debug fell back to the log with another refusal or output:\n%s\n%s", out, errOut)
 	}
 }
