@@ -19,6 +19,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
@@ -882,4 +883,59 @@ func TestEndedPodsNetworkServesTheNext(t *testing.T) {
 	if seen := ips(plain); len(seen) >= len(plain) || seen[""] {
 		t.Errorf("%d pods run one at a time had %d addresses (%v): their networks did not serve the next pods", len(plain), len(seen), seen)
 	}
+}
+
+// TestPodNetworkRecycled: a pod's network made ahead goes back to the pool
+// when the pod ends and nothing of it is left in the namespace, and is
+// torn down when a TCP socket of the pod is left in TIME_WAIT (one made by
+// kubectl exec inside the pod, so that both ends are the pod's).
+func TestPodNetworkRecycled(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t, "--pod-network-pool", "1")
+	s.start()
+	poolHas := func(n int) func() (bool, error) {
+		return func() (bool, error) { return len(pooledSandboxes(s.dataDir)) == n, nil }
+	}
+	ended := func(pod *corev1.Pod) (netns, id string) {
+		t.Helper()
+		netns = podNetNS(t, s, pod)
+		id = filepath.Base(filepath.Dir(netns))
+		if !strings.HasPrefix(id, "pool-") {
+			t.Fatalf("pod %s's network %s was not made ahead", pod.Name, netns)
+		}
+		waitFor(t, time.Minute, "the pool made again", poolHas(1))
+		if err := s.client.CoreV1().Pods("default").Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "pod "+pod.Name+" gone and its network released", func() (bool, error) {
+			_, err := s.client.CoreV1().Pods("default").Get(context.Background(), pod.Name, metav1.GetOptions{})
+			_, record := os.Stat(filepath.Join(s.dataDir, "network", "pods", string(pod.UID)))
+			return apierrors.IsNotFound(err) && os.IsNotExist(record), nil
+		})
+		return netns, id
+	}
+	waitFor(t, time.Minute, "a network made ahead", poolHas(1))
+
+	quiet := runWeb(t, s, "quiet", 0)
+	netns, id := ended(quiet)
+	if !pooledSandboxes(s.dataDir)[id] {
+		t.Errorf("the network of a pod that left nothing in it (%s) did not go back to the pool", id)
+	}
+	if _, err := os.Stat(netns); err != nil {
+		t.Errorf("the recycled network namespace: %v", err)
+	}
+
+	busy := runWeb(t, s, "busy", 0)
+	if out, err := s.kubectlCmd("", "exec", "busy", "--", "sh", "-c",
+		`wget -q -O /dev/null http://127.0.0.1:8080/ && for i in $(seq 100); do grep -q " 06 " /proc/net/tcp /proc/net/tcp6 && exit 0; sleep 0.05; done; exit 1`).CombinedOutput(); err != nil {
+		t.Fatalf("no socket in TIME_WAIT in the pod: %v\n%s", err, out)
+	}
+	netns, id = ended(busy)
+	if pooledSandboxes(s.dataDir)[id] {
+		t.Errorf("the network of a pod that left a socket in TIME_WAIT (%s) went back to the pool", id)
+	}
+	waitFor(t, time.Minute, "the used network namespace removed", func() (bool, error) {
+		_, err := os.Stat(netns)
+		return os.IsNotExist(err), nil
+	})
 }
