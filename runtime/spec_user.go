@@ -46,6 +46,8 @@ func (c *imageCache) withCachedUser(chainID string, u *User, imageUser string) o
 	return func(ctx context.Context, client oci.Client, ctr *containers.Container, s *oci.Spec) error {
 		ensureProcess(s)
 		if id, ok := c.identity(k); ok {
+			// NOTE: the whole identity: specOpts applies it to the
+			// default spec's, the same for every container.
 			s.Process.User = id
 			return nil
 		}
