@@ -866,16 +866,8 @@ func podLatency(b *testing.B, parallelism int) (round func(r int) latencies) {
 			return 0, 0, err
 		}
 		run = time.Since(start)
-		released, err := release(fifo)
-		if err != nil {
-			return 0, 0, err
-		}
-		st := <-exited
-		exit = time.Since(released)
-		if st.Code != 0 {
-			return 0, 0, fmt.Errorf("exit code %d", st.Code)
-		}
-		return run, exit, nil
+		exit, err = letExit(fifo, func() int64 { return int64((<-exited).Code) })
+		return run, exit, err
 	})
 }
 
@@ -942,14 +934,22 @@ func rawPod(ctx context.Context, client *containerdclient.Client, image containe
 		return 0, 0, err
 	}
 	run = time.Since(start)
+	exit, err = letExit(fifo, func() int64 { return int64((<-exited).ExitCode()) })
+	return run, exit, err
+}
+
+// letExit lets the container blocked on fifo exit and returns the time
+// from the write to the exit wait's return; wait returns the exit code,
+// which must be 0.
+func letExit(fifo string, wait func() int64) (time.Duration, error) {
 	released, err := release(fifo)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	st := <-exited
-	exit = time.Since(released)
-	if st.ExitCode() != 0 {
-		return 0, 0, fmt.Errorf("exit code %d", st.ExitCode())
+	code := wait()
+	exit := time.Since(released)
+	if code != 0 {
+		return 0, fmt.Errorf("exit code %d", code)
 	}
-	return run, exit, nil
+	return exit, nil
 }
