@@ -538,9 +538,10 @@ var latencyRounds = map[int]int{1: 20, 8: 5}
 // create to task started, and FIFO written to the exit received.
 //
 // Two skiffds run the pods, one on the host's network (as the floor runs
-// its containers) and one on the pod network, taking turns with the floor
-// round by round (alternateLatency); the time spent inside the pod
-// network's Setup and Teardown is reported for the latter. Issue 15 item 3's
+// its containers) and one on the pod network, taking turns round by round
+// with the floor and with the pods' containers run straight through
+// skiffd's runtime package (alternateLatency); the time spent inside the
+// pod network's Setup and Teardown is reported for the latter. Issue 15 item 3's
 // bounds (created → running: median ≤ 1.3×, p99 ≤ 2× the floor's) are
 // checked for both: a missed one fails the benchmark.
 func BenchmarkPodLatency(b *testing.B) {
@@ -628,10 +629,10 @@ type podTimes struct {
 // alternateLatency measures rounds of parallelism containers straight
 // through containerd, the same as pods' containers (podLatency), and as
 // pods of two skiffds, one on the host's network and one on the pod
-// network, taking turns round by round (who goes first
-// rotates): a machine whose speed drifts during the benchmark (another
-// tenant of the host, the page cache) would otherwise count against
-// whoever ran last. The skiffd not running a round is idle.
+// network, taking turns round by round (who goes first rotates): a machine
+// whose speed drifts during the benchmark (another tenant of the host, the
+// page cache) would otherwise count against whoever ran last. The skiffd
+// not running a round is idle.
 func alternateLatency(b *testing.B, parallelism, rounds int) (floor, podFloor, hostNet, podNet latencies, cni cniShare) {
 	host := startSkiffLatency(b, parallelism, true)
 	pod := startSkiffLatency(b, parallelism, false)
