@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,9 @@ func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) 
 			errs = append(errs, fmt.Errorf("killing shim %d of %q: %w", pid, id, err))
 		}
 	}
+	if len(procs.shims[id]) > 0 && !socketClosed(r.shimSocket(id), killedShimTimeout) {
+		errs = append(errs, fmt.Errorf("a killed shim of %q still answers on its socket after %s: %w", id, killedShimTimeout, errdefs.ErrAborted))
+	}
 	if state := filepath.Join(runcRoot, r.ns, id); exists(state) {
 		out, err := exec.CommandContext(ctx, "runc", "--root", filepath.Join(runcRoot, r.ns), "delete", "--force", id).CombinedOutput()
 		switch {
@@ -75,6 +79,31 @@ func (r *Runtime) clearTaskLeftovers(ctx context.Context, id string, scan bool) 
 		errs = append(errs, removeBundle(dir))
 	}
 	return errors.Join(errs...)
+}
+
+// killedShimTimeout bounds the wait for a killed shim's socket to close.
+const killedShimTimeout = 10 * time.Second
+
+// socketClosed waits until nothing accepts connections on the unix socket
+// at path; false when something still does after timeout.
+//
+// NOTE: a SIGKILLed process's socket accepts connections until its exit
+// gets to closing its files, after freeing its memory; a new shim of the
+// ID that finds the socket accepting hands containerd that address instead
+// of its own (containerd's shim grouping), and the task's create then
+// fails on a connection that closes ("ttrpc: closed", "connection
+// refused"): a start failure the container never had.
+func socketClosed(path string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(5 * time.Millisecond) {
+		conn, err := net.DialTimeout("unix", path, 100*time.Millisecond)
+		if err != nil {
+			return true
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // minLeftoverAge is how old the on-disk leftovers of a task containerd does

@@ -246,7 +246,11 @@ func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
 // TestStartBesideAStaleShim: a shim of an earlier task of the ID, which
 // containerd no longer knows, still listens on the ID's shim socket and
 // answers nothing. The new task's shim would hand containerd that socket,
-// and the create would wait on it for ever; Start kills it first.
+// and the create would wait on it for ever; Start kills it first, and
+// waits until its socket is closed: this one holds a GiB, so that its
+// exit (which frees memory before it closes files) leaves its socket
+// accepting for a while after the SIGKILL, as a loaded machine did in CI
+// ("ttrpc: closed", "connection refused" on the new task's create).
 func TestStartBesideAStaleShim(t *testing.T) {
 	rt := stateRuntime(t)
 	cfg := newConfig(t, "true")
@@ -260,6 +264,7 @@ func TestStartBesideAStaleShim(t *testing.T) {
 	sock := runtime.ShimSocket(rt, cfg.ID)
 	ready := filepath.Join(t.TempDir(), "ready")
 	const listen = `import os, socket
+ballast = b"x" * (1 << 30)
 s = socket.socket(socket.AF_UNIX)
 s.bind(os.environ["SOCK"])
 s.listen(16)
