@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/opencontainers/image-spec/identity"
 
 	"github.com/skiff-sh/skiff/runtime"
+	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
 
 // The windows a crash of skiffd leaves open in an instance's life, made by
@@ -245,54 +245,16 @@ func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
 
 // TestStartBesideAStaleShim: a shim of an earlier task of the ID, which
 // containerd no longer knows, still listens on the ID's shim socket and
-// answers nothing. The new task's shim would hand containerd that socket,
-// and the create would wait on it for ever; Start kills it first, and
-// waits until its socket is closed: this one holds a GiB, so that its
-// exit (which frees memory before it closes files) leaves its socket
-// accepting for a while after the SIGKILL, as a loaded machine did in CI
-// ("ttrpc: closed", "connection refused" on the new task's create).
+// answers nothing (runtimetest.StaleShim). The new task's shim would hand
+// containerd that socket, and the create would wait on it for ever; Start
+// kills it first, and waits until its socket is closed: this one is slow
+// to exit, as a loaded machine's was in CI ("ttrpc: closed", "connection
+// refused" on the new task's create, when Start did not wait).
 func TestStartBesideAStaleShim(t *testing.T) {
 	rt := stateRuntime(t)
 	cfg := newConfig(t, "true")
 	create(t, rt, cfg)
-	// NOTE: Debian's python3 itself, not a wrapper that would exec it
-	// under another argv[0]: the stale shim is known by its command line.
-	const python = "/usr/bin/python3"
-	if _, err := os.Stat(python); err != nil {
-		t.Fatalf("no %s to play the stale shim (make deps installs it with python3-kubernetes): %v", python, err)
-	}
-	sock := runtime.ShimSocket(rt, cfg.ID)
-	ready := filepath.Join(t.TempDir(), "ready")
-	const listen = `import os, socket
-ballast = b"x" * (1 << 30)
-s = socket.socket(socket.AF_UNIX)
-s.bind(os.environ["SOCK"])
-s.listen(16)
-open(os.environ["READY"], "w").close()
-held = []
-while True:
-    held.append(s.accept()[0])
-`
-	stale := &exec.Cmd{
-		Path: python,
-		Args: []string{"containerd-shim-runc-v2", "-c", listen, "-namespace", env.Namespace, "-id", cfg.ID, "-address", env.Address},
-		Env:  append(os.Environ(), "SOCK="+sock, "READY="+ready),
-	}
-	if err := stale.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = stale.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = stale.Process.Kill()
-		<-exited
-		_ = os.Remove(sock)
-	})
-	for deadline := time.Now().Add(30 * time.Second); !exists(ready); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the stale shim did not listen")
-		}
-	}
+	exited := runtimetest.StaleShim(t, env.Address, env.Namespace, cfg.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, exitC, err := rt.Start(ctx, cfg.ID)
@@ -307,11 +269,6 @@ while True:
 	case <-time.After(10 * time.Second):
 		t.Error("the stale shim is still there")
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 func TestStartedInstanceNeverStartsAgain(t *testing.T) {

@@ -14,12 +14,15 @@ import (
 // state directory: its shim package names it after the default one.
 const shimSocketRoot = "/run/containerd/s"
 
-// shimSocket is the socket a shim of a task of id listens on. containerd's
-// shims name it after containerd's address, the namespace and the ID
+// ShimSocket is the socket a shim of a task of id in namespace ns of the
+// containerd at address listens on. containerd's shims name it after
+// containerd's address, the namespace and the ID
 // (runtime/v2/shim.SocketAddress), so every shim of id has the same one.
-func (r *Runtime) shimSocket(id string) string {
-	return filepath.Join(shimSocketRoot, fmt.Sprintf("%x", sha256.Sum256([]byte(filepath.Join(r.address, r.ns, id)))))
+func ShimSocket(address, ns, id string) string {
+	return filepath.Join(shimSocketRoot, fmt.Sprintf("%x", sha256.Sum256([]byte(filepath.Join(address, ns, id)))))
 }
+
+func (r *Runtime) shimSocket(id string) string { return ShimSocket(r.address, r.ns, id) }
 
 // clearStaleShim kills a shim of an earlier task of id that still holds
 // id's shim socket; the caller is about to make a task of id and

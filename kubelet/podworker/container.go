@@ -230,7 +230,7 @@ func (r *containerRun) completed() bool {
 // back-off the instance's state is read again and decided afresh.
 func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedAt time.Time, ok bool) {
 	if r.instanceID == "" {
-		r.instanceID = instanceID(string(r.pod.UID), r.spec.Name, r.attempt)
+		r.instanceID = InstanceID(string(r.pod.UID), r.spec.Name, r.attempt)
 	}
 	id := r.instanceID
 	facts := r.facts()

@@ -21,10 +21,10 @@ type configError struct{ msg string }
 
 func (e *configError) Error() string { return e.msg }
 
-// instanceID is the containerd ID of one container instance. It is derived
+// InstanceID is the containerd ID of one container instance. It is derived
 // from the pod UID, container name and attempt so that an instance created
 // just before a crash is found again (and not created twice) on recovery.
-func instanceID(uid, container string, attempt int) string {
+func InstanceID(uid, container string, attempt int) string {
 	sum := sha256.Sum256([]byte(uid + "/" + container + "/" + strconv.Itoa(attempt)))
 	return hex.EncodeToString(sum[:16])
 }
@@ -106,7 +106,7 @@ func translateContainer(pod *corev1.Pod, c *corev1.Container, in containerInputs
 	lookup := envLookup(in.env)
 	limits := containerLimits(c)
 	cfg := runtime.ContainerConfig{
-		ID:         instanceID(string(pod.UID), c.Name, in.attempt),
+		ID:         InstanceID(string(pod.UID), c.Name, in.attempt),
 		Image:      c.Image,
 		Command:    expandAll(c.Command, lookup),
 		Args:       expandAll(c.Args, lookup),

@@ -121,7 +121,7 @@ func TestContainerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := runtime.ContainerConfig{
-		ID:         instanceID("1234", "main", 2),
+		ID:         InstanceID("1234", "main", 2),
 		Image:      "busybox:1.35",
 		Command:    []string{"sh", "-c", "echo hello $(GREETING)"},
 		Args:       []string{"hello"},
@@ -142,7 +142,7 @@ func TestContainerConfig(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want,+got):\n%s", diff)
 	}
-	if instanceID("1234", "main", 2) == instanceID("1234", "main", 3) {
+	if InstanceID("1234", "main", 2) == InstanceID("1234", "main", 3) {
 		t.Error("instance IDs of two attempts collide")
 	}
 }
@@ -159,7 +159,7 @@ func TestTranslateContainer(t *testing.T) {
 	}
 	base := func(attempt int) runtime.ContainerConfig {
 		return runtime.ContainerConfig{
-			ID: instanceID("1234", "main", attempt), Image: "busybox:1.35", Hostname: "job-a-x2k4d",
+			ID: InstanceID("1234", "main", attempt), Image: "busybox:1.35", Hostname: "job-a-x2k4d",
 			Labels: map[string]string{
 				runtime.LabelManaged: "true", runtime.LabelPodUID: "1234", runtime.LabelPodName: "job-a-x2k4d",
 				runtime.LabelPodNamespace: "team", runtime.LabelContainerName: "main", runtime.LabelAttempt: strconv.Itoa(attempt),

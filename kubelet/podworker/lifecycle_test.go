@@ -619,7 +619,7 @@ func TestPodRecovery(t *testing.T) {
 				l.restart()
 				deadline := time.Now().Add(10 * time.Second)
 				for {
-					if _, err := l.rt.Wait(context.Background(), instanceID("uid-p", "main", 0)); err == nil {
+					if _, err := l.rt.Wait(context.Background(), InstanceID("uid-p", "main", 0)); err == nil {
 						break
 					}
 					if time.Now().After(deadline) {
@@ -699,7 +699,7 @@ func TestBrokenWatchKeepsTheWorkers(t *testing.T) {
 // its container "main" recorded running and ready; it returns the
 // instance's ID.
 func recordedRunning(l *lifecycle, pod *corev1.Pod) string {
-	id := instanceID(string(pod.UID), "main", 0)
+	id := InstanceID(string(pod.UID), "main", 0)
 	started := metav1.NewTime(l.clock.Now().Add(-time.Minute))
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started, HostIP: "192.0.2.1",
 		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
