@@ -1,0 +1,90 @@
+//go:build integration
+
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/kubelet/podworker"
+	"github.com/skiff-sh/skiff/runtime/runtimetest"
+)
+
+// TestRestartBesideAStaleShim: a container's next instance starts although
+// a shim of its ID that containerd does not know (as a containerd restart
+// can leave one) holds its shim socket and is slow to exit once killed.
+// The restart happens once, as the container's exit asks, and nothing
+// goes wrong on the way: without skiffd waiting for the killed shim's
+// socket to close, the new task's create went to the dying shim and
+// failed ("ttrpc: closed"), and the pod got a Warning FailedSync event and
+// a second try.
+func TestRestartBesideAStaleShim(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	gate := t.TempDir()
+	fifo := filepath.Join(gate, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// NOTE: the first instance leaves a mark, waits on the FIFO and fails;
+	// the second finds the mark and succeeds.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stale"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyOnFailure,
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox:1.35",
+				Command:      []string{"sh", "-c", "[ -e /gate/ran ] && exit 0; touch /gate/ran; read x < /gate/fifo; exit 1"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "gate", MountPath: "/gate"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "gate", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: gate}}}},
+		},
+	}
+	created, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, s.client, "stale", time.Minute, "running its first instance", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	next := podworker.InstanceID(string(created.UID), "main", 1)
+	staleExited := runtimetest.StaleShim(t, s.cd.Address, s.namespace(), next)
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPod(t, s.client, "stale", time.Minute, "succeeded", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	cs := done.Status.ContainerStatuses[0]
+	if done.Status.Phase != corev1.PodSucceeded || cs.RestartCount != 1 {
+		t.Errorf("phase %s, restartCount %d; want Succeeded after 1 restart (status %+v)", done.Status.Phase, cs.RestartCount, cs)
+	}
+	if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 || last.Reason != "Error" {
+		t.Errorf("last termination %+v; want the first instance's exit 1 (Error)", cs.LastTerminationState)
+	}
+	if got := "containerd://" + next; cs.ContainerID != got {
+		t.Errorf("containerID %s; want the second instance's, %s", cs.ContainerID, got)
+	}
+	events, err := s.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=stale"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events.Items {
+		if ev.Type == corev1.EventTypeWarning {
+			t.Errorf("Warning event %s: %s", ev.Reason, ev.Message)
+		}
+	}
+	select {
+	case <-staleExited:
+	case <-time.After(10 * time.Second):
+		t.Error("the stale shim is still there")
+	}
+}
