@@ -155,10 +155,15 @@ func firstLine(out []byte, err error) string {
 // ADDs (~100 ms of the machine a sandbox) beside the first pods, also
 // those on the host's network.
 func (s *skiffd) waitPodNetworkPool(b *testing.B) {
-	want := network.DefaultPoolSize
-	waitFor(b, time.Minute, fmt.Sprintf("%d pod networks made ahead", want), func() (bool, error) {
-		return len(pooledSandboxes(s.dataDir)) >= want, nil
+	waitFor(b, time.Minute, fmt.Sprintf("%d pod networks made ahead", network.DefaultPoolSize), func() (bool, error) {
+		return s.poolFull(), nil
 	})
+}
+
+// poolFull reports whether skiffd holds its default pool of pod networks
+// made ahead.
+func (s *skiffd) poolFull() bool {
+	return len(pooledSandboxes(s.dataDir)) >= network.DefaultPoolSize
 }
 
 // skiffJob runs the Job on a fresh skiffd and returns the time from its
@@ -708,8 +713,10 @@ func (l *skiffLatency) round(r int) latencies {
 	var wg sync.WaitGroup
 	results := make(chan [2]time.Duration, l.parallelism)
 	errs := make(chan error, l.parallelism)
-	for i := 0; i < l.parallelism; i++ {
+	names := make([]string, l.parallelism)
+	for i := range names {
 		name := fmt.Sprintf("lat-%d-%d", r, i)
+		names[i] = name
 		pt := &podTimes{running: make(chan struct{}), terminated: make(chan struct{})}
 		l.mu.Lock()
 		l.pods[name] = pt
@@ -736,25 +743,25 @@ func (l *skiffLatency) round(r int) latencies {
 		out.running = append(out.running, res[0])
 		out.exited = append(out.exited, res[1])
 	}
-	l.settle(r)
+	l.settle(names)
 	return out
 }
 
-// settle deletes round r's pods and waits until nothing of them is left
+// settle deletes a round's pods and waits until nothing of them is left
 // (containers, snapshots, shims, log drivers, networks, directories) and
 // the pool of pod networks is full again. The floor's round ends once its
 // containers are deleted; without this, skiffd's teardown of its round
 // (after the pods' final status, off the pods' path) would run in the
 // next round, another's, and count against it.
-func (l *skiffLatency) settle(r int) {
-	for i := 0; i < l.parallelism; i++ {
-		err := l.s.client.CoreV1().Pods("default").Delete(l.ctx, fmt.Sprintf("lat-%d-%d", r, i), metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+func (l *skiffLatency) settle(names []string) {
+	for _, name := range names {
+		err := l.s.client.CoreV1().Pods("default").Delete(l.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
 		if err != nil && !apierrors.IsNotFound(err) {
 			l.b.Fatal(err)
 		}
 	}
 	waitFor(l.b, time.Minute, "the round's pods gone", func() (bool, error) {
-		return len(l.s.leftovers()) == 0 && len(pooledSandboxes(l.s.dataDir)) >= network.DefaultPoolSize, nil
+		return len(l.s.leftovers()) == 0 && l.s.poolFull(), nil
 	})
 }
 
