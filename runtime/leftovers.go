@@ -92,7 +92,7 @@ const killedShimTimeout = 10 * time.Second
 // ID that finds the socket accepting hands containerd that address instead
 // of its own (containerd's shim grouping), and the task's create then
 // fails on a connection that closes ("ttrpc: closed", "connection
-// refused"): a start failure the container never had.
+// refused"): a failed create, a FailedSync event and a retry for nothing.
 func socketClosed(path string, timeout time.Duration) bool {
 	for deadline := time.Now().Add(timeout); ; time.Sleep(5 * time.Millisecond) {
 		conn, err := net.DialTimeout("unix", path, 100*time.Millisecond)
