@@ -24,6 +24,7 @@ import (
 	"github.com/containerd/containerd/namespaces"
 	"github.com/containerd/containerd/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -555,7 +556,7 @@ func BenchmarkPodLatency(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				rounds := latencyRounds[parallelism]
 				load := loadAverage()
-				floor, podFloor, hostNet, podNet, cni := alternateLatency(b, parallelism, rounds)
+				floor, podFloor, hostNet, podNet, cni, ops := alternateLatency(b, parallelism, rounds)
 				fmt.Printf("pod start latency, parallelism %d (load before %s, after %s):\n", parallelism, load, loadAverage())
 				fl := report(b, parallelism, "containerd", floor)
 				pf := report(b, parallelism, "pod-containers", podFloor)
@@ -564,6 +565,7 @@ func BenchmarkPodLatency(b *testing.B) {
 				b.ReportMetric(ms(cni.setup), "cni-setup-ms/pod")
 				b.ReportMetric(ms(cni.teardown), "cni-teardown-ms/pod")
 				fmt.Printf("  skiffd-podnet: %s\n", cni)
+				fmt.Printf("  runtime operations, mean a pod (the kubelet's runtime_operations_duration_seconds; the rest of created→running is skiffd's own): host network %s; pod network %s\n", ops[0], ops[1])
 				fmt.Printf("  created→running medians: pods' containers %.2f× containerd's; skiffd over the pods' containers %.2f× (host network), %.2f× (pod network)\n",
 					ratio(pf.median, fl.median), ratio(hn.median, pf.median), ratio(pn.median, pf.median))
 				var targets []target
@@ -638,7 +640,7 @@ type podTimes struct {
 // whose speed drifts during the benchmark (another tenant of the host, the
 // page cache) would otherwise count against whoever ran last. The skiffd
 // not running a round is idle.
-func alternateLatency(b *testing.B, parallelism, rounds int) (floor, podFloor, hostNet, podNet latencies, cni cniShare) {
+func alternateLatency(b *testing.B, parallelism, rounds int) (floor, podFloor, hostNet, podNet latencies, cni cniShare, ops [2]runtimeOperations) {
 	host := startSkiffLatency(b, parallelism, true)
 	pod := startSkiffLatency(b, parallelism, false)
 	runs := []struct {
@@ -653,7 +655,32 @@ func alternateLatency(b *testing.B, parallelism, rounds int) (floor, podFloor, h
 			run.out.exited = append(run.out.exited, got.exited...)
 		}
 	}
-	return floor, podFloor, hostNet, podNet, pod.s.cniShare(b)
+	return floor, podFloor, hostNet, podNet, pod.s.cniShare(b), [2]runtimeOperations{readRuntimeOperations(host.s.scrape()), readRuntimeOperations(pod.s.scrape())}
+}
+
+// runtimeOperations are the mean durations of the runtime operations on a
+// pod's way to running, from skiffd's kubelet_runtime_operations_duration_seconds.
+type runtimeOperations struct {
+	sandbox, create, start time.Duration
+}
+
+func readRuntimeOperations(families map[string]*dto.MetricFamily) runtimeOperations {
+	mean := func(op string) time.Duration {
+		for _, m := range families["kubelet_runtime_operations_duration_seconds"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "operation_type" && l.GetValue() == op && m.GetHistogram().GetSampleCount() > 0 {
+					h := m.GetHistogram()
+					return time.Duration(h.GetSampleSum() / float64(h.GetSampleCount()) * float64(time.Second))
+				}
+			}
+		}
+		return 0
+	}
+	return runtimeOperations{sandbox: mean("run_podsandbox"), create: mean("create_container"), start: mean("start_container")}
+}
+
+func (o runtimeOperations) String() string {
+	return fmt.Sprintf("run_podsandbox %.1f ms, create_container %.1f ms, start_container %.1f ms", ms(o.sandbox), ms(o.create), ms(o.start))
 }
 
 // skiffLatency runs rounds of latency pods against one skiffd.

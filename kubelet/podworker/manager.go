@@ -118,6 +118,10 @@ func New(cfg Config) *Manager {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = time.Minute
 	}
+	cfg.Runtime = instrumentedRuntime{Runtime: cfg.Runtime, metrics: cfg.Metrics}
+	if cfg.Network != nil {
+		cfg.Network = instrumentedNetwork{Network: cfg.Network, metrics: cfg.Metrics}
+	}
 	handlers := DefaultRuntimeHandlers()
 	maps.Copy(handlers, cfg.RuntimeHandlers)
 	cfg.RuntimeHandlers = handlers

@@ -13,6 +13,10 @@ import (
 type Metrics struct {
 	podStartSLI *prometheus.HistogramVec
 	imagePull   *prometheus.HistogramVec
+
+	operations        *prometheus.CounterVec
+	operationDuration *prometheus.HistogramVec
+	operationErrors   *prometheus.CounterVec
 }
 
 // NewMetrics creates the pod worker's metrics and registers them with reg
@@ -28,9 +32,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Subsystem: "kubelet", Name: "image_pull_duration_seconds", Help: "Duration in seconds to pull an image.",
 			Buckets: []float64{1, 5, 10, 20, 30, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
 		}, []string{"image_size_in_bytes"}),
+		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "kubelet", Name: "runtime_operations_total", Help: "Cumulative number of runtime operations by operation type.",
+		}, []string{"operation_type"}),
+		operationDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "runtime_operations_duration_seconds", Help: "Duration in seconds of runtime operations. Broken down by operation type.",
+			Buckets: prometheus.ExponentialBuckets(.005, 2.5, 14),
+		}, []string{"operation_type"}),
+		operationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "kubelet", Name: "runtime_operations_errors_total", Help: "Cumulative number of runtime operation errors by operation type.",
+		}, []string{"operation_type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.podStartSLI, m.imagePull)
+		reg.MustRegister(m.podStartSLI, m.imagePull, m.operations, m.operationDuration, m.operationErrors)
 	}
 	return m
 }
@@ -42,6 +56,19 @@ func (m *Metrics) observePull(took time.Duration, size int64) {
 		return
 	}
 	m.imagePull.WithLabelValues(imageSizeBucket(size)).Observe(took.Seconds())
+}
+
+// observeOperation records a runtime operation that started at start and
+// ended (now) with *err.
+func (m *Metrics) observeOperation(operation string, start time.Time, err *error) {
+	if m == nil {
+		return
+	}
+	m.operations.WithLabelValues(operation).Inc()
+	m.operationDuration.WithLabelValues(operation).Observe(time.Since(start).Seconds())
+	if *err != nil {
+		m.operationErrors.WithLabelValues(operation).Inc()
+	}
 }
 
 // imageSizeBucket is the image_size_in_bytes label of a pull (the kubelet's
