@@ -204,6 +204,7 @@ func skiffJob(b *testing.B, containerdCgroup string, completions, parallelism in
 		commits:     count("etcd_disk_backend_commit_duration_seconds", nil),
 		writes:      count("skiff_store_transaction_duration_seconds", map[string]string{"mode": "write"}),
 		reads:       count("skiff_store_transaction_duration_seconds", map[string]string{"mode": "read"}),
+		syncs:       count("job_controller_job_syncs_total", nil),
 		cpu:         (processCPU(b, s.cmd.Process.Pid) - skiffdBefore) / time.Duration(completions),
 		cniShare:    s.cniShare(b),
 		hostNetwork: hostNetwork,
@@ -249,6 +250,7 @@ func watchJobComplete(b *testing.B, s *skiffd, job *batchv1.Job, timeout time.Du
 // fsync), write and read transactions, CPU time, and the pod network.
 type jobCost struct {
 	commits, writes, reads float64
+	syncs                  float64 // the Job controller's syncs of the Job
 	cpu                    time.Duration
 	cniShare
 	hostNetwork bool
@@ -257,8 +259,8 @@ type jobCost struct {
 }
 
 func (c jobCost) String() string {
-	s := fmt.Sprintf("per pod: %.1f store commits, %.1f write and %.1f read transactions, skiffd CPU %s",
-		c.commits, c.writes, c.reads, c.cpu.Round(100*time.Microsecond))
+	s := fmt.Sprintf("per pod: %.1f store commits, %.1f write and %.1f read transactions, %.1f Job syncs, skiffd CPU %s",
+		c.commits, c.writes, c.reads, c.syncs, c.cpu.Round(100*time.Microsecond))
 	if !c.hostNetwork {
 		s += "; " + c.cniShare.String()
 	}
