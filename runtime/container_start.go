@@ -144,9 +144,9 @@ func (r *Runtime) createdTask(ctx context.Context, container containerd.Containe
 	if err != nil {
 		return nil, fmt.Errorf("reading status of task %q: %w", id, err)
 	}
-	if status.Status == containerd.Stopped && r.killedBeforeStart(id) {
+	if r.lostBeforeStart(id, status.Status) {
 		// NOTE: the caller reads it again: never started, to be made anew.
-		return nil, fmt.Errorf("starting %q: its task was stopped before it was started: %w", id, errdefs.ErrAborted)
+		return nil, fmt.Errorf("starting %q: its task was %s before it was started: %w", id, status.Status, errdefs.ErrAborted)
 	}
 	if status.Status != containerd.Created {
 		return nil, fmt.Errorf("starting %q: task %s: %w", id, status.Status, ErrStarted)

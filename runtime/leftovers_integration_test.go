@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -241,6 +244,92 @@ func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
 	if err != nil || got.State != runtime.StateExited || got.Exit == nil || got.Exit.Code != 137 {
 		t.Fatalf("Inspect of a started task killed: %+v, %v; want exited 137", got, err)
 	}
+}
+
+// TestTaskLostBeforeStartNeverRan: containerd answers status "unknown"
+// for a task whose shim does not answer it (here frozen with SIGSTOP; in
+// CI's chaos test, a task whose making a containerd restart cut short). A
+// task never asked to start never ran, whatever containerd can read of it:
+// it is reported created, to be made again, not exited (CI's chaos test
+// saw a pod recorded Failed, exit 255, for such an instance). A task Start
+// did ask to start keeps being reported as one that may have run.
+func TestTaskLostBeforeStartNeverRan(t *testing.T) {
+	rt := stateRuntime(t)
+	c, ctx := rawClient(t)
+	freezeShim := func(id string) (thaw func()) {
+		t.Helper()
+		pid := shimPID(t, id)
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		thawed := false
+		thaw = func() {
+			if !thawed {
+				thawed = true
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		}
+		t.Cleanup(thaw)
+		return thaw
+	}
+
+	made := taskNeverStarted(t, rt, c, ctx)
+	thaw := freezeShim(made.ID)
+	got, err := rt.Inspect(ctx, made.ID)
+	if err != nil || got.State != runtime.StateCreated || got.TaskCreated || got.Exit != nil {
+		t.Fatalf("Inspect of a task never started, its shim not answering: %+v, %v; want created, no task to start, no exit", got, err)
+	}
+	if _, _, err := rt.Start(ctx, made.ID); !runtime.IsTransient(err) {
+		t.Fatalf("Start of a task never started, its shim not answering: %v, want a transient error (read it again)", err)
+	}
+	thaw()
+	if err := rt.Remove(ctx, made.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExit(t, start(t, rt, made)); st.Code != 0 {
+		t.Errorf("made again: exit code %d", st.Code)
+	}
+
+	ran := newConfig(t, "sleep", "60")
+	exitC := start(t, rt, ran)
+	thaw = freezeShim(ran.ID)
+	got, err = rt.Inspect(ctx, ran.ID)
+	if err != nil || got.State == runtime.StateCreated {
+		t.Fatalf("Inspect of a started task, its shim not answering: %+v, %v; want it not taken for one that never ran", got, err)
+	}
+	thaw()
+	if err := rt.Stop(ctx, ran.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, exitC)
+}
+
+// shimPID finds, in /proc, the shim serving task id of the test
+// containerd's namespace (the daemonised one: `… -namespace <ns> -id <id>
+// -address <address>`).
+func shimPID(t *testing.T, id string) int {
+	t.Helper()
+	want := []string{"-namespace", env.Namespace, "-id", id, "-address", env.Address}
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if len(args) == len(want)+1 && strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Equal(args[1:], want) {
+			return pid
+		}
+	}
+	t.Fatalf("no shim of task %s", id)
+	return 0
 }
 
 // TestStartBesideAStaleShim: a shim of an earlier task of the ID, which

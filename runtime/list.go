@@ -84,15 +84,17 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	case err != nil:
 		return brokenContainer(c.ID(), info.Labels, err), nil
 	}
+	if !started && r.lostBeforeStart(c.ID(), status.Status) {
+		// NOTE: its exit (137) is containerd's cleanup, its "unknown" a
+		// shim containerd cannot read: not a run.
+		return desc, nil
+	}
 	switch status.Status {
 	case containerd.Created:
 		desc.TaskCreated = true
 	case containerd.Running, containerd.Paused, containerd.Pausing:
 		desc.State = StateRunning
 	case containerd.Stopped:
-		if !started && r.killedBeforeStart(c.ID()) {
-			return desc, nil // NOTE: its exit (137) is containerd's cleanup, not a run
-		}
 		exit := r.exitStatus(ctx, c, status.ExitStatus, status.ExitTime)
 		desc.State, desc.Exit = StateExited, &exit
 	default:

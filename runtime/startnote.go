@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/containerd/containerd"
 	"github.com/containerd/errdefs"
 )
 
@@ -16,11 +17,11 @@ const startNoteName = "skiff-start-requested"
 
 // noteStart notes that task id is about to be asked to start, so that a
 // task later found stopped can be told from one that never ran (see
-// killedBeforeStart). A note that cannot be written fails the start
+// neverAskedToStart). A note that cannot be written fails the start
 // (transient): starting without it could have the container run twice.
 // When containerd's bundles are not where this Runtime looks (its state
 // directory set elsewhere), there is nothing to note, and
-// killedBeforeStart, finding no bundle either, never claims a task did
+// neverAskedToStart, finding no bundle either, never claims a task did
 // not run.
 func (r *Runtime) noteStart(id string) error {
 	bundle := filepath.Join(r.bundleRoot(), id)
@@ -37,18 +38,26 @@ func (r *Runtime) noteStart(id string) error {
 	return nil
 }
 
-// killedBeforeStart reports whether task id, found stopped, was never asked
-// to start: its bundle is there without Start's note. containerd stops such
-// a task when the request that made it is cut short (skiffd died, or
-// containerd restarted meanwhile) and reports exit 137 for it, although
-// the container never ran. The note is written to the page cache only:
-// it needs to outlive skiffd and containerd, not the machine, which no
-// task outlives either.
-func (r *Runtime) killedBeforeStart(id string) bool {
+// neverAskedToStart reports whether task id, found stopped or lost, was
+// never asked to start: its bundle is there without Start's note.
+// containerd stops such a task when the request that made it is cut short
+// (skiffd died, or containerd restarted meanwhile) and reports exit 137
+// for it; or it cannot read the task's state from its shim at all
+// (status "unknown"). Either way the container never ran. The note is
+// written to the page cache only: it needs to outlive skiffd and
+// containerd, not the machine, which no task outlives either.
+func (r *Runtime) neverAskedToStart(id string) bool {
 	bundle := filepath.Join(r.bundleRoot(), id)
 	if _, err := os.Stat(bundle); err != nil {
 		return false
 	}
 	_, err := os.Stat(filepath.Join(bundle, startNoteName))
 	return errors.Is(err, os.ErrNotExist)
+}
+
+// lostBeforeStart reports whether task id, in status st, is one that
+// never ran although containerd holds it: stopped or unknown, and never
+// asked to start (neverAskedToStart).
+func (r *Runtime) lostBeforeStart(id string, st containerd.ProcessStatus) bool {
+	return (st == containerd.Stopped || st == containerd.Unknown) && r.neverAskedToStart(id)
 }
