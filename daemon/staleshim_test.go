@@ -3,7 +3,9 @@
 package daemon_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/failpoint"
 	"github.com/skiff-sh/skiff/kubelet/podworker"
 	"github.com/skiff-sh/skiff/runtime/runtimetest"
 )
@@ -86,5 +89,55 @@ func TestRestartBesideAStaleShim(t *testing.T) {
 	case <-staleExited:
 	case <-time.After(10 * time.Second):
 		t.Error("the stale shim is still there")
+	}
+}
+
+// TestRestartOverALostTask: skiffd dies right after making a pod's task,
+// before asking it to start, and when it comes back containerd cannot read
+// that task (its shim answers nothing; in CI's chaos test a containerd
+// restart had cut the task's making short, and the pod was recorded
+// Failed, exit 255, for an instance that never ran). The instance never
+// ran: skiffd makes it again and the pod succeeds, its one container
+// started once.
+func TestRestartOverALostTask(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.useFailpoint(failpoint.AfterTaskCreate)
+	events := recordEvents(t, s.cd, s.namespace())
+	s.start()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lost"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "main", Image: "busybox:1.35", Command: []string{"true"}}},
+		},
+	}
+	created, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitKilledAt(failpoint.AfterTaskCreate, time.Minute)
+	id := podworker.InstanceID(string(created.UID), "main", 0)
+	thaw := runtimetest.FreezeShim(t, s.cd.Address, s.namespace(), id)
+	s.start()
+	// NOTE: the removal waits on the frozen shim; thawed, it goes on.
+	waitFor(t, time.Minute, "skiffd to find the instance never started", func() (bool, error) {
+		p, err := s.client.CoreV1().Pods("default").Get(context.Background(), "lost", metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodFailed {
+			return false, fmt.Errorf("the pod was recorded Failed: %+v", p.Status.ContainerStatuses)
+		}
+		b, err := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+		return bytes.Contains(b, []byte("removing an instance that never started")), err
+	})
+	thaw()
+	done := waitPod(t, s.client, "lost", 2*time.Minute, "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	cs := done.Status.ContainerStatuses[0]
+	if done.Status.Phase != corev1.PodSucceeded || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 || cs.RestartCount != 0 {
+		t.Errorf("phase %s, container %+v; want Succeeded, exit 0, no restart", done.Status.Phase, cs)
+	}
+	if got := events.truth().starts[id]; got != 1 {
+		t.Errorf("instance %s started %d times in containerd (%s); want once", id, got, events.history(id))
 	}
 }

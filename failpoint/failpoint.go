@@ -18,6 +18,9 @@ const (
 	AfterSnapshotPrepare = "after-snapshot-prepare"
 	// AfterContainerCreate: the container exists, its task does not yet.
 	AfterContainerCreate = "after-container-create"
+	// AfterTaskCreate: the task exists (runc's container waits in its
+	// shim); it was never asked to start.
+	AfterTaskCreate = "after-task-create"
 	// AfterTaskStart: the task runs; nothing recorded it as started yet.
 	AfterTaskStart = "after-task-start"
 	// InStatusWrite: inside the store transaction that writes a container's
@@ -47,7 +50,7 @@ const (
 
 // Points lists every failpoint of a pod's life.
 var Points = []string{
-	AfterSnapshotPrepare, AfterContainerCreate, AfterTaskStart,
+	AfterSnapshotPrepare, AfterContainerCreate, AfterTaskCreate, AfterTaskStart,
 	InStatusWrite, AfterExitRecorded, BetweenTaskAndContainerDelete,
 	AfterPodFinished,
 }

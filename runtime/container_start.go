@@ -57,6 +57,7 @@ func (r *Runtime) Start(ctx context.Context, id string) (startedAt time.Time, ex
 		if task, err = container.NewTask(ctx, taskIO); err != nil {
 			return time.Time{}, nil, startError(fmt.Errorf("creating task for %q: %w", id, err))
 		}
+		failpoint.Hit(failpoint.AfterTaskCreate)
 	}
 	defer func() {
 		if retErr != nil && !IsTransient(retErr) {

@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -256,25 +253,8 @@ func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
 func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 	rt := stateRuntime(t)
 	c, ctx := rawClient(t)
-	freezeShim := func(id string) (thaw func()) {
-		t.Helper()
-		pid := shimPID(t, id)
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		thawed := false
-		thaw = func() {
-			if !thawed {
-				thawed = true
-				_ = syscall.Kill(pid, syscall.SIGCONT)
-			}
-		}
-		t.Cleanup(thaw)
-		return thaw
-	}
-
 	made := taskNeverStarted(t, rt, c, ctx)
-	thaw := freezeShim(made.ID)
+	thaw := runtimetest.FreezeShim(t, env.Address, env.Namespace, made.ID)
 	got, err := rt.Inspect(ctx, made.ID)
 	if err != nil || got.State != runtime.StateCreated || got.TaskCreated || got.Exit != nil {
 		t.Fatalf("Inspect of a task never started, its shim not answering: %+v, %v; want created, no task to start, no exit", got, err)
@@ -292,7 +272,7 @@ func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 
 	ran := newConfig(t, "sleep", "60")
 	exitC := start(t, rt, ran)
-	thaw = freezeShim(ran.ID)
+	thaw = runtimetest.FreezeShim(t, env.Address, env.Namespace, ran.ID)
 	got, err = rt.Inspect(ctx, ran.ID)
 	if err != nil || got.State == runtime.StateCreated {
 		t.Fatalf("Inspect of a started task, its shim not answering: %+v, %v; want it not taken for one that never ran", got, err)
@@ -302,34 +282,6 @@ func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitExit(t, exitC)
-}
-
-// shimPID finds, in /proc, the shim serving task id of the test
-// containerd's namespace (the daemonised one: `… -namespace <ns> -id <id>
-// -address <address>`).
-func shimPID(t *testing.T, id string) int {
-	t.Helper()
-	want := []string{"-namespace", env.Namespace, "-id", id, "-address", env.Address}
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if len(args) == len(want)+1 && strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Equal(args[1:], want) {
-			return pid
-		}
-	}
-	t.Fatalf("no shim of task %s", id)
-	return 0
 }
 
 // TestStartBesideAStaleShim: a shim of an earlier task of the ID, which
