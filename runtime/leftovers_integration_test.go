@@ -219,27 +219,40 @@ func TestTaskStoppedBeforeStartNeverRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	killTask(made.ID)
-	got, err := rt.Inspect(ctx, made.ID)
-	if err != nil || got.State != runtime.StateCreated || got.TaskCreated || got.Exit != nil {
-		t.Fatalf("Inspect of a task stopped before its start: %+v, %v; want created, no task to start, no exit", got, err)
-	}
-	if _, _, err := rt.Start(ctx, made.ID); !runtime.IsTransient(err) {
-		t.Fatalf("Start of a task stopped before its start: %v, want a transient error (read it again)", err)
-	}
-	if err := rt.Remove(ctx, made.ID); err != nil {
-		t.Fatal(err)
-	}
-	if st := waitExit(t, start(t, rt, made)); st.Code != 0 {
-		t.Errorf("made again: exit code %d", st.Code)
-	}
+	assertNeverRan(t, rt, made, "a task stopped before its start", nil)
 
 	ran := newConfig(t, "sleep", "60")
 	exitC := start(t, rt, ran)
 	killTask(ran.ID)
 	waitExit(t, exitC)
-	got, err = rt.Inspect(ctx, ran.ID)
+	got, err := rt.Inspect(ctx, ran.ID)
 	if err != nil || got.State != runtime.StateExited || got.Exit == nil || got.Exit.Code != 137 {
 		t.Fatalf("Inspect of a started task killed: %+v, %v; want exited 137", got, err)
+	}
+}
+
+// assertNeverRan checks that instance cfg, whose task never ran, is
+// reported created, with no task to start and no exit; that Start asks to
+// read it again; and that, once beforeRemove (if any) has run, it is
+// removed and made again.
+func assertNeverRan(t *testing.T, rt *runtime.Runtime, cfg runtime.ContainerConfig, what string, beforeRemove func()) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := rt.Inspect(ctx, cfg.ID)
+	if err != nil || got.State != runtime.StateCreated || got.TaskCreated || got.Exit != nil {
+		t.Fatalf("Inspect of %s: %+v, %v; want created, no task to start, no exit", what, got, err)
+	}
+	if _, _, err := rt.Start(ctx, cfg.ID); !runtime.IsTransient(err) {
+		t.Fatalf("Start of %s: %v, want a transient error (read it again)", what, err)
+	}
+	if beforeRemove != nil {
+		beforeRemove()
+	}
+	if err := rt.Remove(ctx, cfg.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitExit(t, start(t, rt, cfg)); st.Code != 0 {
+		t.Errorf("%s, made again: exit code %d", what, st.Code)
 	}
 }
 
@@ -255,25 +268,12 @@ func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 	c, ctx := rawClient(t)
 	made := taskNeverStarted(t, rt, c, ctx)
 	thaw := runtimetest.FreezeShim(t, env.Address, env.Namespace, made.ID)
-	got, err := rt.Inspect(ctx, made.ID)
-	if err != nil || got.State != runtime.StateCreated || got.TaskCreated || got.Exit != nil {
-		t.Fatalf("Inspect of a task never started, its shim not answering: %+v, %v; want created, no task to start, no exit", got, err)
-	}
-	if _, _, err := rt.Start(ctx, made.ID); !runtime.IsTransient(err) {
-		t.Fatalf("Start of a task never started, its shim not answering: %v, want a transient error (read it again)", err)
-	}
-	thaw()
-	if err := rt.Remove(ctx, made.ID); err != nil {
-		t.Fatal(err)
-	}
-	if st := waitExit(t, start(t, rt, made)); st.Code != 0 {
-		t.Errorf("made again: exit code %d", st.Code)
-	}
+	assertNeverRan(t, rt, made, "a task never started, its shim not answering", thaw)
 
 	ran := newConfig(t, "sleep", "60")
 	exitC := start(t, rt, ran)
 	thaw = runtimetest.FreezeShim(t, env.Address, env.Namespace, ran.ID)
-	got, err = rt.Inspect(ctx, ran.ID)
+	got, err := rt.Inspect(ctx, ran.ID)
 	if err != nil || got.State == runtime.StateCreated {
 		t.Fatalf("Inspect of a started task, its shim not answering: %+v, %v; want it not taken for one that never ran", got, err)
 	}
