@@ -141,3 +141,60 @@ func TestRestartOverALostTask(t *testing.T) {
 		t.Errorf("instance %s started %d times in containerd (%s); want once", id, got, events.history(id))
 	}
 }
+
+// TestRestartBesideAStuckShim: skiffd restarts while the shim of a running
+// container answers nothing (frozen; on a loaded machine, a shim slower
+// than containerd's 2 s state timeout), so that containerd reports the
+// task's status "unknown". That is no exit: skiffd reads it again until
+// the shim answers, and the pod runs on and succeeds, rather than being
+// recorded Failed with exit 255.
+func TestRestartBesideAStuckShim(t *testing.T) {
+	t.Parallel()
+	s := newSkiffd(t)
+	s.start()
+	gate := t.TempDir()
+	fifo := filepath.Join(gate, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stuck"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox:1.35",
+				Command:      []string{"sh", "-c", "read x < /gate/fifo"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "gate", MountPath: "/gate"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "gate", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: gate}}}},
+		},
+	}
+	created, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, s.client, "stuck", time.Minute, "running", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	s.kill()
+	thaw := runtimetest.FreezeShim(t, s.cd.Address, s.namespace(), podworker.InstanceID(string(created.UID), "main", 0))
+	s.start()
+	waitFor(t, time.Minute, "skiffd to find the task unreadable", func() (bool, error) {
+		p, err := s.client.CoreV1().Pods("default").Get(context.Background(), "stuck", metav1.GetOptions{})
+		if err == nil && p.Status.Phase != corev1.PodRunning {
+			return false, fmt.Errorf("the pod is %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		}
+		b, err := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
+		return bytes.Contains(b, []byte("status unknown")), err
+	})
+	thaw()
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPod(t, s.client, "stuck", time.Minute, "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if cs := done.Status.ContainerStatuses[0]; done.Status.Phase != corev1.PodSucceeded || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+		t.Errorf("phase %s, container %+v; want Succeeded, exit 0", done.Status.Phase, cs)
+	}
+}

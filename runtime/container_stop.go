@@ -173,4 +173,5 @@ func (r *Runtime) removeRest(ctx context.Context, id string) error {
 func (r *Runtime) forget(id string) {
 	r.forgetOOM(id)
 	r.removeStdin(id)
+	r.unknown.forget(id)
 }

@@ -262,7 +262,8 @@ func assertNeverRan(t *testing.T, rt *runtime.Runtime, cfg runtime.ContainerConf
 // task never asked to start never ran, whatever containerd can read of it:
 // it is reported created, to be made again, not exited (CI's chaos test
 // saw a pod recorded Failed, exit 255, for such an instance). A task Start
-// did ask to start keeps being reported as one that may have run.
+// did ask to start may be running: reading it is a transient error until
+// its shim answers again.
 func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 	rt := stateRuntime(t)
 	c, ctx := rawClient(t)
@@ -273,11 +274,13 @@ func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 	ran := newConfig(t, "sleep", "60")
 	exitC := start(t, rt, ran)
 	thaw = runtimetest.FreezeShim(t, env.Address, env.Namespace, ran.ID)
-	got, err := rt.Inspect(ctx, ran.ID)
-	if err != nil || got.State == runtime.StateCreated {
-		t.Fatalf("Inspect of a started task, its shim not answering: %+v, %v; want it not taken for one that never ran", got, err)
+	if got, err := rt.Inspect(ctx, ran.ID); !runtime.IsTransient(err) {
+		t.Fatalf("Inspect of a started task, its shim not answering: %+v, %v; want a transient error (neither never ran nor exited)", got, err)
 	}
 	thaw()
+	if got, err := rt.Inspect(ctx, ran.ID); err != nil || got.State != runtime.StateRunning {
+		t.Fatalf("Inspect of a started task, its shim answering again: %+v, %v; want running", got, err)
+	}
 	if err := rt.Stop(ctx, ran.ID, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,8 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (Container, error) {
 }
 
 // describe reads one container's labels, state and exit. Errors are
-// transient ones, or NotFound when the container went away meanwhile.
+// transient ones (among them a task containerd cannot read from its shim,
+// for unknownGrace), or NotFound when the container went away meanwhile.
 func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Container, error) {
 	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
 	if errdefs.IsNotFound(err) || IsTransient(err) {
@@ -88,6 +89,11 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 		// NOTE: its exit (137) is containerd's cleanup, its "unknown" a
 		// shim containerd cannot read: not a run.
 		return desc, nil
+	}
+	if status.Status != containerd.Unknown {
+		r.unknown.forget(c.ID())
+	} else if d := r.unknown.seen(c.ID(), time.Now()); d < unknownGrace {
+		return Container{}, fmt.Errorf("reading task of %q: its shim has not answered containerd for %s (status unknown): %w", c.ID(), d.Round(time.Millisecond), errdefs.ErrUnavailable)
 	}
 	switch status.Status {
 	case containerd.Created:

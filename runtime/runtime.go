@@ -41,6 +41,8 @@ type Runtime struct {
 	oom         map[string]bool // container IDs that had an OOM kill
 	orphanTasks map[string]bool // IDs the last sweep found task leftovers of
 	created     map[string]createdContainer
+
+	unknown unknownTasks // tasks containerd answered "unknown" for
 }
 
 // New connects to containerd at address and uses namespace ns.
