@@ -32,32 +32,10 @@ func TestRestartBesideAStaleShim(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
-	gate := t.TempDir()
-	fifo := filepath.Join(gate, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
-		t.Fatal(err)
-	}
 	// NOTE: the first instance leaves a mark, waits on the FIFO and fails;
 	// the second finds the mark and succeeds.
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "stale"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyOnFailure,
-			Containers: []corev1.Container{{
-				Name: "main", Image: "busybox:1.35",
-				Command:      []string{"sh", "-c", "[ -e /gate/ran ] && exit 0; touch /gate/ran; read x < /gate/fifo; exit 1"},
-				VolumeMounts: []corev1.VolumeMount{{Name: "gate", MountPath: "/gate"}},
-			}},
-			Volumes: []corev1.Volume{{Name: "gate", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: gate}}}},
-		},
-	}
-	created, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitPod(t, s.client, "stale", time.Minute, "running its first instance", func(p *corev1.Pod) bool {
-		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
-	})
+	created, fifo := startGatedPod(t, s, "stale", corev1.RestartPolicyOnFailure,
+		"[ -e /gate/ran ] && exit 0; touch /gate/ran; read x < /gate/fifo; exit 1")
 	next := podworker.InstanceID(string(created.UID), "main", 1)
 	staleExited := runtimetest.StaleShim(t, s.cd.Address, s.namespace(), next)
 	if err := os.WriteFile(fifo, []byte("go\n"), 0o666); err != nil {
@@ -152,30 +130,7 @@ func TestRestartBesideAStuckShim(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
 	s.start()
-	gate := t.TempDir()
-	fifo := filepath.Join(gate, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "stuck"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name: "main", Image: "busybox:1.35",
-				Command:      []string{"sh", "-c", "read x < /gate/fifo"},
-				VolumeMounts: []corev1.VolumeMount{{Name: "gate", MountPath: "/gate"}},
-			}},
-			Volumes: []corev1.Volume{{Name: "gate", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: gate}}}},
-		},
-	}
-	created, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitPod(t, s.client, "stuck", time.Minute, "running", func(p *corev1.Pod) bool {
-		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
-	})
+	created, fifo := startGatedPod(t, s, "stuck", corev1.RestartPolicyNever, "read x < /gate/fifo")
 	s.kill()
 	thaw := runtimetest.FreezeShim(t, s.cd.Address, s.namespace(), podworker.InstanceID(string(created.UID), "main", 0))
 	s.start()
@@ -197,4 +152,36 @@ func TestRestartBesideAStuckShim(t *testing.T) {
 	if cs := done.Status.ContainerStatuses[0]; done.Status.Phase != corev1.PodSucceeded || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
 		t.Errorf("phase %s, container %+v; want Succeeded, exit 0", done.Status.Phase, cs)
 	}
+}
+
+// startGatedPod creates pod name, whose one container runs script with a
+// FIFO at /gate/fifo (returned: a write releases the container's read),
+// and waits until the container runs.
+func startGatedPod(t *testing.T, s *skiffd, name string, policy corev1.RestartPolicy, script string) (created *corev1.Pod, fifo string) {
+	t.Helper()
+	gate := t.TempDir()
+	fifo = filepath.Join(gate, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			RestartPolicy: policy,
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox:1.35",
+				Command:      []string{"sh", "-c", script},
+				VolumeMounts: []corev1.VolumeMount{{Name: "gate", MountPath: "/gate"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "gate", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: gate}}}},
+		},
+	}
+	created, err := s.client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, s.client, name, time.Minute, "running", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	return created, fifo
 }
