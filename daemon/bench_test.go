@@ -668,15 +668,16 @@ type runtimeOperations struct {
 
 func readRuntimeOperations(families map[string]*dto.MetricFamily) runtimeOperations {
 	mean := func(op string) time.Duration {
-		for _, m := range families["kubelet_runtime_operations_duration_seconds"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "operation_type" && l.GetValue() == op && m.GetHistogram().GetSampleCount() > 0 {
-					h := m.GetHistogram()
-					return time.Duration(h.GetSampleSum() / float64(h.GetSampleCount()) * float64(time.Second))
-				}
-			}
+		var sum float64
+		var count uint64
+		for _, m := range matchingMetrics(families, "kubelet_runtime_operations_duration_seconds", map[string]string{"operation_type": op}) {
+			sum += m.GetHistogram().GetSampleSum()
+			count += m.GetHistogram().GetSampleCount()
 		}
-		return 0
+		if count == 0 {
+			return 0
+		}
+		return time.Duration(sum / float64(count) * float64(time.Second))
 	}
 	return runtimeOperations{sandbox: mean("run_podsandbox"), create: mean("create_container"), start: mean("start_container")}
 }

@@ -33,10 +33,9 @@ func (s *skiffd) scrape() map[string]*dto.MetricFamily {
 	return families
 }
 
-// metricValue sums the samples of family whose labels include want: the
-// values of counters and gauges, the observation counts of histograms.
-func metricValue(families map[string]*dto.MetricFamily, family string, want map[string]string) float64 {
-	var sum float64
+// matchingMetrics are the samples of family whose labels include want.
+func matchingMetrics(families map[string]*dto.MetricFamily, family string, want map[string]string) []*dto.Metric {
+	var out []*dto.Metric
 next:
 	for _, m := range families[family].GetMetric() {
 		for _, l := range m.GetLabel() {
@@ -44,6 +43,16 @@ next:
 				continue next
 			}
 		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// metricValue sums the samples of family whose labels include want: the
+// values of counters and gauges, the observation counts of histograms.
+func metricValue(families map[string]*dto.MetricFamily, family string, want map[string]string) float64 {
+	var sum float64
+	for _, m := range matchingMetrics(families, family, want) {
 		switch {
 		case m.GetCounter() != nil:
 			sum += m.GetCounter().GetValue()

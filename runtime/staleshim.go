@@ -24,6 +24,12 @@ func ShimSocket(address, ns, id string) string {
 
 func (r *Runtime) shimSocket(id string) string { return ShimSocket(r.address, r.ns, id) }
 
+// ShimPIDs are the processes, found in /proc, of the shims the containerd
+// at address started for task id of namespace ns.
+func ShimPIDs(address, ns, id string) []int {
+	return scanProcesses(ns, address).shims[id]
+}
+
 // clearStaleShim kills a shim of an earlier task of id that still holds
 // id's shim socket; the caller is about to make a task of id and
 // containerd lists none. A new shim of id that finds the socket answering

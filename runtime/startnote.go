@@ -17,11 +17,11 @@ const startNoteName = "skiff-start-requested"
 
 // noteStart notes that task id is about to be asked to start, so that a
 // task later found stopped can be told from one that never ran (see
-// neverAskedToStart). A note that cannot be written fails the start
+// lostBeforeStart). A note that cannot be written fails the start
 // (transient): starting without it could have the container run twice.
 // When containerd's bundles are not where this Runtime looks (its state
 // directory set elsewhere), there is nothing to note, and
-// neverAskedToStart, finding no bundle either, never claims a task did
+// lostBeforeStart, finding no bundle either, never claims a task did
 // not run.
 func (r *Runtime) noteStart(id string) error {
 	bundle := filepath.Join(r.bundleRoot(), id)
@@ -38,26 +38,22 @@ func (r *Runtime) noteStart(id string) error {
 	return nil
 }
 
-// neverAskedToStart reports whether task id, found stopped or lost, was
-// never asked to start: its bundle is there without Start's note.
-// containerd stops such a task when the request that made it is cut short
-// (skiffd died, or containerd restarted meanwhile) and reports exit 137
-// for it; or it cannot read the task's state from its shim at all
-// (status "unknown"). Either way the container never ran. The note is
-// written to the page cache only: it needs to outlive skiffd and
-// containerd, not the machine, which no task outlives either.
-func (r *Runtime) neverAskedToStart(id string) bool {
+// lostBeforeStart reports whether task id, found in status st, never ran
+// although containerd holds it: stopped or unknown, and never asked to
+// start (its bundle is there without Start's note). containerd stops such
+// a task when the request that made it is cut short (skiffd died, or
+// containerd restarted meanwhile) and reports exit 137 for it; or it
+// cannot read the task's state from its shim at all (status "unknown").
+// The note is written to the page cache only: it needs to outlive skiffd
+// and containerd, not the machine, which no task outlives either.
+func (r *Runtime) lostBeforeStart(id string, st containerd.ProcessStatus) bool {
+	if st != containerd.Stopped && st != containerd.Unknown {
+		return false
+	}
 	bundle := filepath.Join(r.bundleRoot(), id)
 	if _, err := os.Stat(bundle); err != nil {
 		return false
 	}
 	_, err := os.Stat(filepath.Join(bundle, startNoteName))
 	return errors.Is(err, os.ErrNotExist)
-}
-
-// lostBeforeStart reports whether task id, in status st, is one that
-// never ran although containerd holds it: stopped or unknown, and never
-// asked to start (neverAskedToStart).
-func (r *Runtime) lostBeforeStart(id string, st containerd.ProcessStatus) bool {
-	return (st == containerd.Stopped || st == containerd.Unknown) && r.neverAskedToStart(id)
 }
