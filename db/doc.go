@@ -31,7 +31,10 @@
 //
 // Writes are serialized by the store and published to watchers from bbolt's
 // OnCommit, in resourceVersion order; a watcher never sees uncommitted state
-// and never blocks a writer (its queue is in memory and capped).
+// and never blocks a writer (its queue is in memory and capped). Writes
+// that arrive while a commit is on its way to the disk share the next one
+// (group commit, commit.go): one fsync for all of them, each still all or
+// nothing.
 //
 // A full disk: a commit that cannot get its pages onto the disk (ENOSPC,
 // EDQUOT) is rolled back whole by bbolt and fails with ErrNoSpace; reads go

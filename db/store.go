@@ -35,10 +35,13 @@ type Store struct {
 	db   *bbolt.DB
 	opts options
 
-	// writeMu serializes writes, so that their events are published in
+	// writeMu serializes commits, so that their events are published in
 	// resourceVersion order: bbolt runs OnCommit handlers after releasing its
 	// own writer lock.
 	writeMu sync.Mutex
+	// queueMu guards queue: the Writes waiting to share the next commit.
+	queueMu sync.Mutex
+	queue   []*pendingWrite
 	closed  atomic.Bool
 	rv      atomic.Uint64 // last committed resourceVersion
 
@@ -167,47 +170,6 @@ func (s *Store) Read(fn func(tx *Tx) error) error {
 	return mapBoltError(s.db.View(func(btx *bbolt.Tx) error {
 		return fn(newTx(btx, s.decoded))
 	}))
-}
-
-// Write runs fn in one read-write transaction: all of its changes commit
-// together (one fsync) or none do; watchers see them only after commit.
-// Objects passed to a failed Write may have been changed (uid, name,
-// resourceVersion) although nothing was stored.
-func (s *Store) Write(fn func(tx *Tx) error) error {
-	defer s.metrics.observe("write", time.Now())
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	err := s.db.Update(func(btx *bbolt.Tx) error {
-		tx := newTx(btx, s.decoded)
-		if err := fn(tx); err != nil {
-			return err
-		}
-		if len(tx.events) == 0 {
-			// NOTE: every change goes through Tx's methods, which queue an
-			// event: with none, nothing changed. Rolling back spares the
-			// commit (a page and an fsync), so that writes that change
-			// nothing also work on a full disk.
-			return errNothingWritten
-		}
-		if err := tx.saveMeta(s.opts.changeLogSize); err != nil {
-			return err
-		}
-		commitStart := time.Now()
-		btx.OnCommit(func() {
-			s.metrics.commits.Observe(time.Since(commitStart).Seconds())
-			s.publish(tx.rv, tx.events)
-		})
-		return nil
-	})
-	if errors.Is(err, errNothingWritten) {
-		return nil
-	}
-	err = mapBoltError(mapWriteError(err))
-	s.space.observe(err)
-	return err
 }
 
 // Reconcile is Write for a callback that often finds nothing to change (a

@@ -22,6 +22,8 @@ type Tx struct {
 	events    []Event
 	// changeAttempted is set by a change tried in a read transaction.
 	changeAttempted bool
+	// undo reverses this transaction's changes, in a commit it shares.
+	undo []undoStep
 }
 
 func newTx(btx *bbolt.Tx, decoded *decodedCache) *Tx {
@@ -62,6 +64,7 @@ func (tx *Tx) writableBucket(r Resource) (*bbolt.Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating bucket for %s: %w", r.Name, err)
 	}
+	tx.undo = append(tx.undo, undoStep{resource: r.Name, newBucket: true})
 	return b, nil
 }
 

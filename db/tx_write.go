@@ -228,6 +228,7 @@ func (tx *Tx) record(r Resource, b *bbolt.Bucket, typ watch.EventType, obj Objec
 	rv := tx.rv + 1
 	key := objectKey(obj.GetNamespace(), obj.GetName())
 	prev := bytes.Clone(b.Get(key))
+	tx.undo = append(tx.undo, undoStep{resource: r.Name, key: key, prev: prev, changeSeq: rv})
 	if err := b.Put(key, objectValue(rv, data)); err != nil {
 		return fmt.Errorf("storing %s %q: %w", r.Name, describeKey(obj.GetNamespace(), obj.GetName()), err)
 	}
@@ -243,6 +244,7 @@ func (tx *Tx) remove(r Resource, b *bbolt.Bucket, obj Object) error {
 	rv := tx.rv + 1
 	key := objectKey(obj.GetNamespace(), obj.GetName())
 	prev := bytes.Clone(b.Get(key))
+	tx.undo = append(tx.undo, undoStep{resource: r.Name, key: key, prev: prev, changeSeq: rv})
 	if err := b.Delete(key); err != nil {
 		return fmt.Errorf("deleting %s %q: %w", r.Name, describeKey(obj.GetNamespace(), obj.GetName()), err)
 	}
