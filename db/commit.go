@@ -31,6 +31,12 @@ type pendingWrite struct {
 // nothing) has its own changes undone before the next runs. So each Write
 // still commits all or nothing, each callback runs once, and a Write
 // returns only once its changes are on the disk.
+//
+// A callback must not wait for what another goroutine holds while it
+// calls Write (a lock, a channel it will serve afterwards): that Write may
+// be ahead of it in the same commit. With one writer at a time such a wait
+// could already deadlock (the other Write waiting for the writer that runs
+// this callback): the rule is not new.
 func (s *Store) Write(fn func(tx *Tx) error) error {
 	defer s.metrics.observe("write", time.Now())
 	w := &pendingWrite{fn: fn}

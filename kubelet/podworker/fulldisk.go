@@ -15,14 +15,14 @@ const (
 	fullDiskRetryMax  = 5 * time.Second
 )
 
-// modify is Store.Modify for the worker's writes, committed together with
-// the other workers' writes that land meanwhile (groupWriter), and write
-// Store.Write: both wait out a full disk (see whileFull).
+// modify is Store.Modify and write Store.Write for the worker's writes
+// (the store commits those that land together in one transaction): both
+// wait out a full disk (see whileFull).
 func (m *Manager) modify(r db.Resource, namespace, name string, fn func(db.Object) error) (db.Object, error) {
 	var obj db.Object
 	err := m.whileFull(func() error {
 		var err error
-		obj, err = m.writes.modify(r, namespace, name, fn)
+		obj, err = m.cfg.Store.Modify(r, namespace, name, fn)
 		return err
 	})
 	return obj, err

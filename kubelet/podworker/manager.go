@@ -86,9 +86,6 @@ type Manager struct {
 	slots *slotPool
 	// sources reads pods' ConfigMaps and Secrets and wakes their waiters.
 	sources *sources
-	// writes commits the workers' status writes, together when they land
-	// at the same time.
-	writes *groupWriter
 
 	// ctx is Run's: the daemon's lifetime, which also ends the waits of
 	// writes on a full disk; nil before Run (nothing is retried then).
@@ -138,7 +135,6 @@ func New(cfg Config) *Manager {
 		sched:      admission.NewScheduler(admission.Allocatable{CPU: cpu, Memory: memory, Storage: storage, Pods: cfg.MaxPods}),
 		slots:      newSlotPool(cfg.MaxContainers),
 		sources:    newSources(cfg.Store, newTokens(cfg.Tokens, cfg.Now)),
-		writes:     &groupWriter{write: cfg.Store.Write},
 		workers:    map[types.UID]*worker{},
 		retryDelay: infraBackoff,
 	}
