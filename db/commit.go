@@ -43,26 +43,41 @@ func (s *Store) Write(fn func(tx *Tx) error) error {
 	s.queueMu.Lock()
 	s.queue = append(s.queue, w)
 	s.queueMu.Unlock()
-	s.writeMu.Lock()
-	if !w.done {
-		s.queueMu.Lock()
-		batch := s.queue
-		s.queue = nil
-		s.queueMu.Unlock()
-		s.commit(batch)
-	}
-	s.writeMu.Unlock()
+	s.lead(w)
 	if w.panicked != nil {
 		panic(w.panicked)
 	}
 	return w.err
 }
 
+// lead commits the queued writes, w among them, unless an earlier Write
+// took w into its commit meanwhile.
+func (s *Store) lead(w *pendingWrite) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if w.done {
+		return
+	}
+	s.queueMu.Lock()
+	batch := s.queue
+	s.queue = nil
+	s.queueMu.Unlock()
+	s.commit(batch)
+}
+
+// errCommitAborted fails the writes of a commit cut short by a panic
+// outside their callbacks (which panics on in the committing Write).
+var errCommitAborted = errors.New("store commit aborted")
+
 // commit runs batch's callbacks in one write transaction and commits what
 // they changed; it sets every pending write's outcome. Called under writeMu.
 func (s *Store) commit(batch []*pendingWrite) {
+	finished := false
 	defer func() {
 		for _, w := range batch {
+			if !finished && w.err == nil && w.panicked == nil {
+				w.err = errCommitAborted
+			}
 			w.done = true
 		}
 	}()
@@ -127,6 +142,7 @@ func (s *Store) commit(batch []*pendingWrite) {
 			w.err = mapBoltError(mapWriteError(w.err))
 		}
 	}
+	finished = true
 }
 
 // run calls fn, catching a panic so that the rest of a shared commit
