@@ -228,10 +228,11 @@ func TestKubectlExecAttachDebug(t *testing.T) {
 		// the shell may read the first line before it lands (a TTY of size
 		// 0 0, which busybox's stty reports as an error): wait for it there.
 		// (The line must not hold the size it expects: the TTY echoes it.)
-		// It prints the size the loop read rather than asking stty again:
-		// under CI's load a second `stty size` right after failed ("stty:
-		// standard input: No child processes", busybox's stale errno).
-		term.typeIn(`until s=$(stty size 2>/dev/null) && [ "${s% *}" != 0 ]; do sleep 0.1; done; echo "$s"; echo $((6*7))` + "\r")
+		// It prints the size the loop read rather than asking stty again,
+		// and loops until what it read is "rows cols": under CI's load
+		// `stty size` failed ("stty: standard input: No child processes",
+		// busybox's stale errno) and once answered nothing with success.
+		term.typeIn(`until s=$(stty size 2>/dev/null); [ "${s#* }" != "$s" ] && [ "${s% *}" != 0 ]; do sleep 0.1; done; echo "$s"; echo $((6*7))` + "\r")
 		term.expect("24 100")
 		term.expect("42")
 		term.typeIn("exit\r")
