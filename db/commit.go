@@ -118,7 +118,7 @@ func (s *Store) commit(batch []*pendingWrite) {
 			// that writes that change nothing also work on a full disk.
 			return errNothingWritten
 		}
-		if err := (&Tx{btx: btx, rv: rv}).saveMeta(s.opts.changeLogSize); err != nil {
+		if err := saveMeta(btx, rv, s.opts.changeLogSize); err != nil {
 			return err
 		}
 		commitStart := time.Now()

@@ -13,16 +13,16 @@ import (
 type Tx struct {
 	btx *bbolt.Tx
 	// rv is the snapshot's resourceVersion, then (in a write) the last one
-	// this transaction assigned.
+	// assigned: by this callback, or by those before it in a shared commit.
 	rv uint64
 	// committed is the snapshot's resourceVersion: values up to it are
-	// committed, those above it this transaction's own.
+	// committed, those above it belong to the commit under way.
 	committed uint64
 	decoded   *decodedCache
 	events    []Event
 	// changeAttempted is set by a change tried in a read transaction.
 	changeAttempted bool
-	// undo reverses this transaction's changes, in a commit it shares.
+	// undo reverses this callback's changes (in a Write), should it fail.
 	undo []undoStep
 }
 
@@ -135,12 +135,12 @@ func (tx *Tx) List(r Resource, namespace string, sel labels.Selector) ([]Object,
 // log to its newest retain entries. Every resourceVersion is one logged
 // change, so the log holds exactly (compacted, rv]; trimming deletes the
 // oldest keys by number, without a cursor.
-func (tx *Tx) saveMeta(retain uint64) error {
-	meta := tx.btx.Bucket(bucketMeta)
-	changes := tx.btx.Bucket(bucketChanges)
+func saveMeta(btx *bbolt.Tx, rv, retain uint64) error {
+	meta := btx.Bucket(bucketMeta)
+	changes := btx.Bucket(bucketChanges)
 	compacted := readU64(meta.Get(keyCompacted))
 	trimmed := false
-	for tx.rv-compacted > retain {
+	for rv-compacted > retain {
 		compacted++
 		if err := changes.Delete(u64(compacted)); err != nil {
 			return fmt.Errorf("trimming change %d: %w", compacted, err)
@@ -152,7 +152,7 @@ func (tx *Tx) saveMeta(retain uint64) error {
 			return fmt.Errorf("saving compacted resourceVersion: %w", err)
 		}
 	}
-	if err := meta.Put(keyRV, u64(tx.rv)); err != nil {
+	if err := meta.Put(keyRV, u64(rv)); err != nil {
 		return fmt.Errorf("saving resourceVersion: %w", err)
 	}
 	return nil
