@@ -94,13 +94,18 @@ func New(cfg Config) (*Server, error) {
 // socket receives whatever is sent to the address whenever it exists,
 // without skiffd creating the bridge itself or watching for it.
 func (s *Server) Listen() (net.PacketConn, net.Listener, error) {
-	_, port, err := net.SplitHostPort(s.cfg.Addr)
+	return listen(s.cfg.Addr)
+}
+
+// listen binds UDP and TCP on addr (see Listen).
+func listen(addr string) (net.PacketConn, net.Listener, error) {
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dns address %q: %w", s.cfg.Addr, err)
+		return nil, nil, fmt.Errorf("dns address %q: %w", addr, err)
 	}
 	// NOTE: a port the kernel picks for UDP may be taken for TCP: pick again.
 	for tries := 0; ; tries++ {
-		pc, ln, err := listenBoth(s.cfg.Addr)
+		pc, ln, err := listenBoth(addr)
 		if err == nil || port != "0" || tries == 9 || !errors.Is(err, syscall.EADDRINUSE) {
 			return pc, ln, err
 		}

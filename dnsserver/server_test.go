@@ -36,11 +36,9 @@ func upstream(t *testing.T) string {
 		}
 		_ = w.WriteMsg(m)
 	})
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp4", pc.LocalAddr().String())
+	// NOTE: listen, which picks again when the port the kernel gave UDP is
+	// taken for TCP (seen in CI, with the other packages' tests running).
+	pc, ln, err := listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
