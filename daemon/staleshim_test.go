@@ -125,7 +125,9 @@ func TestRestartOverALostTask(t *testing.T) {
 // than containerd's 2 s state timeout), so that containerd reports the
 // task's status "unknown". That is no exit: skiffd reads it again until
 // the shim answers, and the pod runs on and succeeds, rather than being
-// recorded Failed with exit 255.
+// recorded Failed with exit 255. Nor does it hold the node: a pod created
+// meanwhile runs to its end while that shim is still frozen (recovery
+// used to wait for every container to be read, up to a minute).
 func TestRestartBesideAStuckShim(t *testing.T) {
 	t.Parallel()
 	s := newSkiffd(t)
@@ -142,6 +144,26 @@ func TestRestartBesideAStuckShim(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(s.dataDir, "skiffd.log"))
 		return bytes.Contains(b, []byte("status unknown")), err
 	})
+	beside := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "beside"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "main", Image: "busybox:1.35", Command: []string{"true"}}},
+		},
+	}
+	if _, err := s.client.CoreV1().Pods("default").Create(context.Background(), beside, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// NOTE: well inside the minute after which a shim that never answers
+	// is given up on (runtime's unknownGrace).
+	if p := waitPod(t, s.client, "beside", 40*time.Second, "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}); p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("the pod created beside the stuck shim is %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+	if p, err := s.client.CoreV1().Pods("default").Get(context.Background(), "stuck", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("the pod whose shim is stuck: %v; want it still Running (%v)", p.Status, err)
+	}
 	thaw()
 	if err := os.WriteFile(fifo, []byte("go\n"), 0o666); err != nil {
 		t.Fatal(err)

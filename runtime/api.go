@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"syscall"
 	"time"
+
+	"github.com/containerd/errdefs"
 )
 
 // Error classes (errors.Is).
@@ -18,6 +21,9 @@ var (
 	ErrImageNotPresent = errors.New("image not present")
 	// ErrImagePull: pulling the image failed (the kubelet's ErrImagePull).
 	ErrImagePull = errors.New("pulling image")
+	// ErrTaskUnknown: containerd cannot read a started task from its shim
+	// (StateUnknown). Transient (IsTransient): read the instance again.
+	ErrTaskUnknown = fmt.Errorf("its shim does not answer containerd (status unknown): %w", errdefs.ErrUnavailable)
 )
 
 // Labels put on every containerd container skiff creates, so that recovery
@@ -196,6 +202,13 @@ const (
 	// was recorded, or containerd lost the task): it must never start
 	// again, and containerd no longer knows its exit.
 	StateFinished ContainerState = "finished"
+	// StateUnknown: its task was asked to start, and containerd cannot
+	// read it from its shim (status "unknown": a shim slower than
+	// containerd's state timeout, or stuck), for less than unknownGrace.
+	// It may run or have exited: read it again with Inspect. Only List
+	// reports it, so that one stuck shim does not hold the recovery of the
+	// others; Inspect answers ErrTaskUnknown instead.
+	StateUnknown ContainerState = "unknown"
 )
 
 // Container describes an existing container instance (for recovery).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -276,6 +277,14 @@ func TestTaskLostBeforeStartNeverRan(t *testing.T) {
 	thaw = runtimetest.FreezeShim(t, env.Address, env.Namespace, ran.ID)
 	if got, err := rt.Inspect(ctx, ran.ID); !runtime.IsTransient(err) {
 		t.Fatalf("Inspect of a started task, its shim not answering: %+v, %v; want a transient error (neither never ran nor exited)", got, err)
+	}
+	// List does not fail for it: the others are not held with it.
+	list, err := rt.List(ctx)
+	if err != nil {
+		t.Fatalf("List beside a started task whose shim does not answer: %v", err)
+	}
+	if i := slices.IndexFunc(list, func(c runtime.Container) bool { return c.ID == ran.ID }); i < 0 || list[i].State != runtime.StateUnknown {
+		t.Fatalf("List reports %+v; want %s in state unknown", list, ran.ID)
 	}
 	thaw()
 	if got, err := rt.Inspect(ctx, ran.ID); err != nil || got.State != runtime.StateRunning {

@@ -16,8 +16,10 @@ const labelRemoving = "io.skiff.container.removing"
 // List returns every container in the namespace carrying LabelManaged, with
 // its state, and its exit when stopped. It fails as a whole on a transient
 // error (IsTransient: containerd restarting), so that no container is
-// misreported then; a container that cannot be read for another reason is
-// reported as exited with UnknownExitCode (and logged).
+// misreported then; a started container whose shim does not answer is
+// reported StateUnknown, so that the others are not held with it; a
+// container that cannot be read for another reason is reported as exited
+// with UnknownExitCode (and logged).
 func (r *Runtime) List(ctx context.Context) ([]Container, error) {
 	ctx = r.withNS(ctx)
 	found, err := r.client.Containers(ctx, fmt.Sprintf("labels.%q==true", LabelManaged))
@@ -50,12 +52,15 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (Container, error) {
 	if errdefs.IsNotFound(err) {
 		return Container{}, fmt.Errorf("container %q: %w", id, ErrNotFound)
 	}
+	if err == nil && desc.State == StateUnknown {
+		d := r.unknown.seen(id, time.Now())
+		return Container{}, fmt.Errorf("reading task of %q, unanswered for %s: %w", id, d.Round(time.Millisecond), ErrTaskUnknown)
+	}
 	return desc, err
 }
 
 // describe reads one container's labels, state and exit. Errors are
-// transient ones (among them a task containerd cannot read from its shim,
-// for unknownGrace), or NotFound when the container went away meanwhile.
+// transient ones, or NotFound when the container went away meanwhile.
 func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Container, error) {
 	info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
 	if errdefs.IsNotFound(err) || IsTransient(err) {
@@ -93,7 +98,8 @@ func (r *Runtime) describe(ctx context.Context, c containerd.Container) (Contain
 	if status.Status != containerd.Unknown {
 		r.unknown.forget(c.ID())
 	} else if d := r.unknown.seen(c.ID(), time.Now()); d < unknownGrace {
-		return Container{}, fmt.Errorf("reading task of %q: its shim has not answered containerd for %s (status unknown): %w", c.ID(), d.Round(time.Millisecond), errdefs.ErrUnavailable)
+		desc.State = StateUnknown
+		return desc, nil
 	}
 	switch status.Status {
 	case containerd.Created:

@@ -13,8 +13,8 @@ import (
 // within its state timeout (2 s): a shim that is slow on a loaded machine
 // or stuck a moment, not an exit; reporting it exited would fail a pod
 // whose container runs on. A shim that never answers again is given up on
-// after this, so that recovery, which waits for every container to be
-// read, is not held for ever.
+// after this, so that the pod, whose worker reads the task again until it
+// is known, is not held for ever.
 const unknownGrace = time.Minute
 
 // unknownTasks remembers since when each task has been found "unknown".

@@ -248,6 +248,9 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 			ch := make(chan runtime.ExitStatus, 1)
 			ch <- *facts.exit
 			return r.follow(ctx, id, ch)
+		case stepRead:
+			r.w.m.slots.take(id) // it may run: its shim holds a slot until it is removed
+			err = fmt.Errorf("instance %s: %w", id, runtime.ErrTaskUnknown)
 		case stepAdopt:
 			r.w.m.slots.take(id) // it runs: its shim holds a slot until it is removed
 			var exit <-chan runtime.ExitStatus

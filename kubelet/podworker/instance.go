@@ -18,6 +18,8 @@ import (
 //
 //	the store holds its exit        → done: remove what is left, go on with that exit
 //	its task runs                   → adopt: wait for its exit
+//	its task cannot be read         → read it again (its shim does not
+//	                                  answer: it may run or have exited)
 //	its task exited                 → record that exit, then remove it
 //	it started, its exit is gone    → record it lost (ContainerStatusUnknown)
 //	its task was made, not started  → start that task (a start request cut
@@ -52,10 +54,11 @@ const (
 	stepRecord                     // its task exited: record the exit, remove it
 	stepLost                       // started, exit gone: record it lost, remove it
 	stepDone                       // exit recorded: remove it, go on
+	stepRead                       // its task cannot be read: read it again
 )
 
 func (s instanceStep) String() string {
-	return [...]string{"create", "start", "adopt", "record", "lost", "done"}[s]
+	return [...]string{"create", "start", "adopt", "record", "lost", "done", "read"}[s]
 }
 
 // nextStep decides from the facts alone (see the table above).
@@ -71,6 +74,8 @@ func nextStep(f instanceFacts) instanceStep {
 	switch f.state {
 	case runtime.StateRunning:
 		return stepAdopt
+	case runtime.StateUnknown:
+		return stepRead
 	case runtime.StateExited:
 		if f.exit == nil {
 			return stepLost

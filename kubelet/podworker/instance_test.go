@@ -39,6 +39,9 @@ func TestNextStep(t *testing.T) {
 		"unreadable container (exited, no exit)":     {instanceFacts{found: true, state: runtime.StateExited}, stepLost},
 		"task stopped before it was asked to start":  {instanceFacts{found: true, state: runtime.StateCreated}, stepCreate},
 		"recorded wins over a running task":          {instanceFacts{found: true, state: runtime.StateRunning, recorded: true}, stepDone},
+		"its shim not answering after a restart":     {instanceFacts{found: true, state: runtime.StateUnknown, storeStarted: true}, stepRead},
+		"its shim not answering, running not kept":   {instanceFacts{found: true, state: runtime.StateUnknown}, stepRead},
+		"recorded wins over a task not answering":    {instanceFacts{found: true, state: runtime.StateUnknown, recorded: true}, stepDone},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

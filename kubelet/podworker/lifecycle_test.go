@@ -63,6 +63,9 @@ type scriptedInstance struct {
 	startedAt time.Time
 	exit      *runtime.ExitStatus
 	exited    chan runtime.ExitStatus // buffered: the one exit
+	// unanswered: how many more reads find its shim not answering (List
+	// reports StateUnknown, Inspect a transient error).
+	unanswered int
 }
 
 func newScriptedRuntime(clock *testClock, scripts map[string]script) *scriptedRuntime {
@@ -214,7 +217,11 @@ func (s *scriptedRuntime) List(context.Context) ([]runtime.Container, error) {
 	s.lists++
 	var list []runtime.Container
 	for id, in := range s.instances {
-		list = append(list, runtime.Container{ID: id, Labels: in.cfg.Labels, State: in.state, StartedAt: in.startedAt, Exit: in.exit})
+		c := runtime.Container{ID: id, Labels: in.cfg.Labels, State: in.state, StartedAt: in.startedAt, Exit: in.exit}
+		if in.unanswered > 0 {
+			c.State, c.Exit = runtime.StateUnknown, nil
+		}
+		list = append(list, c)
 	}
 	return list, nil
 }
@@ -225,6 +232,10 @@ func (s *scriptedRuntime) Inspect(_ context.Context, id string) (runtime.Contain
 	in := s.instances[id]
 	if in == nil {
 		return runtime.Container{}, fmt.Errorf("container %q: %w", id, runtime.ErrNotFound)
+	}
+	if in.unanswered > 0 {
+		in.unanswered--
+		return runtime.Container{}, fmt.Errorf("reading task of %q: %w", id, runtime.ErrTaskUnknown)
 	}
 	return runtime.Container{ID: id, Labels: in.cfg.Labels, State: in.state, StartedAt: in.startedAt, Exit: in.exit}, nil
 }
@@ -589,6 +600,14 @@ func TestPodRecovery(t *testing.T) {
 		"running instance adopted": {
 			left: func(l *lifecycle, pod *corev1.Pod) {
 				l.rt.add(leftRunning(l, pod), labels(pod), runtime.StateRunning, nil)
+			},
+			finish: 5, wantCode: 5, wantReason: reasonError,
+		},
+		"its shim not answering at the restart": {
+			left: func(l *lifecycle, pod *corev1.Pod) {
+				id := leftRunning(l, pod)
+				l.rt.add(id, labels(pod), runtime.StateRunning, nil)
+				l.rt.instances[id].unanswered = 3
 			},
 			finish: 5, wantCode: 5, wantReason: reasonError,
 		},
