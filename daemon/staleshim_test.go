@@ -161,8 +161,12 @@ func TestRestartBesideAStuckShim(t *testing.T) {
 	}); p.Status.Phase != corev1.PodSucceeded {
 		t.Errorf("the pod created beside the stuck shim is %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
 	}
-	if p, err := s.client.CoreV1().Pods("default").Get(context.Background(), "stuck", metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
-		t.Fatalf("the pod whose shim is stuck: %v; want it still Running (%v)", p.Status, err)
+	p, err := s.client.CoreV1().Pods("default").Get(context.Background(), "stuck", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("the pod whose shim is stuck is %s: %+v; want it still Running", p.Status.Phase, p.Status.ContainerStatuses)
 	}
 	thaw()
 	if err := os.WriteFile(fifo, []byte("go\n"), 0o666); err != nil {
