@@ -248,8 +248,7 @@ func (r *containerRun) runInstance(ctx context.Context) (exitCode int32, exitedA
 			ch := make(chan runtime.ExitStatus, 1)
 			ch <- *facts.exit
 			return r.follow(ctx, id, ch)
-		case stepRead:
-			r.w.m.slots.take(id) // it may run: its shim holds a slot until it is removed
+		case stepRead: // only an adopted instance: resume took its slot
 			err = fmt.Errorf("instance %s: %w", id, runtime.ErrTaskUnknown)
 		case stepAdopt:
 			r.w.m.slots.take(id) // it runs: its shim holds a slot until it is removed
